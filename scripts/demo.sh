@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set up a virtual environment (once) and run the demo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+tag=$("$PY" -c 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")')
+VENV=${VENV:-.venv$tag}
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e .
+exec "$VENV/bin/python" examples/demo.py "$@"

@@ -1,0 +1,56 @@
+"""xla_array: a lazy, XLA-compiled implementation of the Python array API standard.
+
+``import xla_array as xp`` and use it like NumPy. Operations are recorded into a graph; values
+are computed, one fused XLA executable per materialization, only when needed (see docs/).
+"""
+
+from __future__ import annotations
+
+import math as _math
+
+from . import _operators  # noqa: F401  (installs Array's operators)
+from . import _flags as flags
+from . import debug
+from ._array import Array
+from ._creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like,
+                        linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
+from ._data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
+from ._devices import Device, using_device
+from ._dtypes import (bfloat16, bool, complex64, complex128, float8_e4m3fn, float8_e5m2,
+                      float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
+                      uint32, uint64)
+from ._elementwise import *  # noqa: F403
+from ._elementwise import __all__ as _elementwise_all
+from ._executor import CompileError
+from ._info import DEFAULT_VERSION, __array_namespace_info__
+from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
+from ._manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis,
+                            permute_dims, reshape, roll, squeeze, stack, tile, unstack)
+from ._materialize import materialize
+from ._searching import argmax, argmin, where
+from ._statistical import all, any, max, mean, min, prod, std, sum, var
+
+__array_api_version__ = DEFAULT_VERSION
+__version__ = "0.1.0"
+
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+pi = _math.pi
+newaxis = None
+
+__all__ = [
+    "Array", "Device", "CompileError", "materialize", "using_device", "flags", "debug",
+    "__array_api_version__", "__array_namespace_info__", "e", "inf", "nan", "pi", "newaxis",
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float8_e4m3fn",
+    "float8_e5m2",
+    "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
+    "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",
+    "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+    "matmul", "matrix_transpose", "tensordot", "vecdot",
+    "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
+    "permute_dims", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
+    "argmax", "argmin", "where", "all", "any", "max", "mean", "min", "prod", "std", "sum", "var",
+    *_elementwise_all,
+]

@@ -1,0 +1,268 @@
+"""The Array class: a handle on a graph node, with metadata known at record time.
+
+``.shape``, ``.dtype``, ``.device``, ``.ndim``, ``.size`` and ``len()`` never compute anything.
+Values are computed only at the materialization points (``__array__``, ``__dlpack__``,
+``__bool__``/``__int__``/``__float__``/``__complex__``/``__index__``, ``repr``/``str``,
+``tolist``, iteration, and ``xla_array.materialize``). In-place operators and ``__setitem__``
+record a new node and rebind this handle to it, so every reference to the Array sees the change.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from . import _backend, _dtypes, _flags, _metrics
+from ._devices import Device, resolve
+from ._dtypes import DType
+from ._executor import materialize_nodes
+from ._graph import Node, buffer_leaf, scalar_leaf
+
+__all__ = ["Array", "wrap", "as_node", "operand_nodes"]
+
+_PYSCALAR = (bool, int, float, complex)
+
+
+class Array:
+    """A lazily computed n-dimensional array (see the module docstring)."""
+
+    __slots__ = ("_node", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+        node.users += 1
+
+    def __del__(self) -> None:
+        try:
+            self._node.users -= 1
+        except AttributeError:  # half-built object or interpreter shutdown
+            pass
+
+    def _rebind(self, node: Node) -> None:
+        node.users += 1
+        old, self._node = self._node, node
+        old.users -= 1
+
+    # ---------------------------------------------------------------- metadata
+    @property
+    def dtype(self) -> DType:
+        return self._node.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._node.shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self._node.shape)
+
+    @property
+    def device(self) -> Device:
+        return self._node.device
+
+    def __len__(self) -> int:
+        if not self._node.shape:
+            raise TypeError("len() of a 0-d array")
+        return self._node.shape[0]
+
+    @property
+    def T(self) -> Array:
+        if self.ndim != 2:
+            raise ValueError(f"x.T needs a 2-D array, got {self.ndim}-D; use matrix_transpose "
+                             f"or permute_dims")
+        from ._manipulation import permute_dims
+        return permute_dims(self, (1, 0))
+
+    @property
+    def mT(self) -> Array:
+        from ._linalg_basic import matrix_transpose
+        return matrix_transpose(self)
+
+    @property
+    def is_pending(self) -> bool:
+        """True while this array's value has not been computed yet."""
+        return self._node.buffer is None
+
+    # ---------------------------------------------------------------- materialization
+    def _buffer(self, cause: str) -> Any:
+        n = self._node
+        if n.buffer is None:
+            materialize_nodes([n], cause)
+        return self._node.buffer
+
+    def _host(self, cause: str) -> np.ndarray:
+        buf = self._buffer(cause)
+        _metrics.count("bytes_to_host", self.size * self.dtype.itemsize)
+        return _backend.to_numpy(buf)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        a = self._host("__array__")
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return np.array(a) if copy else a
+
+    def _scalar(self, cause: str) -> Any:
+        if self.size != 1:
+            raise TypeError(f"only arrays of one element can be converted to Python scalars "
+                            f"({cause}() of an array of shape {self.shape})")
+        return self._host(cause).reshape(())[()]
+
+    def __bool__(self) -> bool:
+        return bool(self._scalar("bool"))
+
+    def __int__(self) -> int:
+        if self.dtype.kind == "c":
+            raise TypeError("int() of a complex array")
+        v = self._scalar("int")
+        if self.dtype.kind == "f" and not np.isfinite(v):
+            raise (OverflowError if np.isinf(v) else ValueError)(f"cannot convert {v} to int")
+        return int(v)
+
+    def __float__(self) -> float:
+        if self.dtype.kind == "c":
+            raise TypeError("float() of a complex array; use real() first")
+        return float(self._scalar("float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._scalar("complex"))
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer arrays can be used as an index, not {self.dtype}")
+        return int(self._scalar("index"))
+
+    def tolist(self) -> Any:
+        return self._host("tolist").tolist()
+
+    def item(self) -> Any:
+        return self._scalar("item").item()
+
+    def __iter__(self) -> Any:
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        a = self._host("repr")
+        body = np.array2string(a, separator=", ", prefix="Array(", threshold=1000)
+        return f"Array({body}, dtype={self.dtype.name})"
+
+    def __str__(self) -> str:
+        return np.array2string(self._host("str"), threshold=1000)
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._scalar("str").item(), spec)
+        return str(self)
+
+    # ---------------------------------------------------------------- dlpack
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple | None = None,
+                   dl_device: tuple | None = None, copy: bool | None = None) -> Any:
+        from ._interop import to_dlpack
+        return to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device,
+                         copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from ._interop import dlpack_device
+        return dlpack_device(self)
+
+    # ---------------------------------------------------------------- namespace / devices
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        from ._info import namespace_for
+        return namespace_for(api_version)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
+        from ._creation import to_device
+        return to_device(self, device, stream=stream)
+
+    # ---------------------------------------------------------------- indexing
+    def __getitem__(self, key: Any) -> Array:
+        from ._indexing import getitem
+        return getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        from ._indexing import setitem
+        self._rebind(setitem(self, key, value)._node)
+
+    def __copy__(self) -> Array:
+        return Array(self._node)
+
+    def __deepcopy__(self, memo: Any) -> Array:
+        return Array(self._node)
+
+    def __getstate__(self) -> Any:
+        return {"data": np.array(self), "device": str(self.device)}
+
+    def __setstate__(self, state: Any) -> None:
+        from ._creation import asarray
+        a = asarray(state["data"], device=state["device"])
+        object.__setattr__(self, "_node", a._node)
+        a._node.users += 1
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def wrap(node: Node) -> Array:
+    """Make an Array of a freshly recorded node, flushing long pending graphs."""
+    if node.depth > _flags.get("max_pending"):
+        _metrics.count("auto_flushes")
+        materialize_nodes([node], "auto_flush")
+    return Array(node)
+
+
+def host_leaf(x: np.ndarray, device: Any, dtype: DType | None = None) -> Node:
+    """A buffer leaf holding a copy of host data."""
+    d = dtype or _dtypes.from_numpy(x.dtype)
+    x = np.ascontiguousarray(x, dtype=d.np)
+    dev = resolve(device)
+    _metrics.count("bytes_to_device", x.nbytes)
+    return buffer_leaf(_backend.put(x, dev._pjrt), x.shape, d, dev)
+
+
+def as_node(x: Any, like: Node | None, fname: str) -> Node:
+    """The node of an operand: an Array, a Python scalar (a weak runtime parameter shaped by
+    ``like``), a NumPy scalar (a strongly typed parameter) or a NumPy array (copied over)."""
+    if isinstance(x, Array):
+        return x._node
+    if isinstance(x, np.generic):
+        d = _dtypes.from_numpy(x.dtype)
+        dev = like.device if like is not None else resolve(None)
+        return scalar_leaf(x, d, dev)
+    if isinstance(x, _PYSCALAR):
+        if like is None:
+            raise TypeError(f"{fname}() needs at least one array argument")
+        d = _dtypes.weak_result(like.dtype, x)
+        _check_range(x, d, fname)
+        return scalar_leaf(x, d, like.device)
+    if isinstance(x, np.ndarray):
+        return host_leaf(x, like.device if like is not None else None)
+    raise TypeError(f"{fname}() got an argument of type {type(x).__name__}; expected an "
+                    f"array or a Python scalar")
+
+
+def _check_range(x: Any, d: DType, fname: str) -> None:
+    if d.kind in "iu" and type(x) is not bool and isinstance(x, int):
+        ii = _dtypes.iinfo(d)
+        if not ii.min <= x <= ii.max:
+            raise OverflowError(f"{fname}(): Python integer {x} is out of bounds for {d.name}")
+
+
+def operand_nodes(fname: str, *xs: Any) -> list[Node]:
+    """Nodes of an op's operands, with Python scalars typed after the first array operand."""
+    nodes: list[Node | None] = [None] * len(xs)
+    like = None
+    for i, x in enumerate(xs):
+        if not isinstance(x, _PYSCALAR) or isinstance(x, np.generic):
+            nodes[i] = as_node(x, like, fname)
+            if like is None or isinstance(x, Array) and like.op.name == "scalar":
+                like = nodes[i]
+    if like is None:
+        raise TypeError(f"{fname}() needs at least one array argument")
+    return [n if n is not None else as_node(x, like, fname) for n, x in zip(nodes, xs)]

@@ -1,0 +1,305 @@
+"""Creation functions: ``asarray`` (one host->device copy), constants, ranges, ``eye``, ``_like``.
+
+Fill values, starts and steps are runtime scalar parameters: ``full((3,), 1.0)`` and
+``full((3,), 2.0)`` share one executable. Shapes are structure (XLA needs static shapes).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import _backend, _dtypes
+from ._array import Array, host_leaf, wrap
+from ._devices import resolve
+from ._dtypes import DType
+from ._graph import buffer_leaf, record, scalar_leaf
+from ._ops import OPS
+
+__all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
+           "full_like", "arange", "linspace", "eye", "from_dlpack", "meshgrid", "tril", "triu",
+           "to_device"]
+
+_SCALARS = (bool, int, float, complex)
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        out = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(d < 0 for d in out):
+        raise ValueError(f"negative dimensions are not allowed: {out}")
+    return out
+
+
+def _dtype(dtype: Any) -> DType | None:
+    return None if dtype is None else _dtypes.as_dtype(dtype)
+
+
+def _check_int_range(obj: Any) -> None:
+    if isinstance(obj, int) and not isinstance(obj, bool) and not -2**63 <= obj < 2**64:
+        raise OverflowError(f"Python integer {obj} does not fit any integer dtype")
+
+
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
+            copy: bool | None = None) -> Array:
+    """Convert ``obj`` to an Array. Host data is copied to the device once (a buffer leaf).
+
+    ``copy=False`` raises ValueError whenever a copy would be needed (always, for host data).
+    Arrays are immutable values here (``__setitem__`` rebinds one handle), so ``copy=True`` on
+    an Array returns a new handle without copying memory; the result is independent anyway.
+    """
+    d = _dtype(dtype)
+    if isinstance(obj, Array):
+        out = obj
+        if device is not None and resolve(device) != obj.device:
+            if copy is False:
+                raise ValueError("asarray(copy=False) cannot move an array to another device")
+            out = to_device(out, device)
+        if d is not None and d is not out.dtype:
+            if copy is False:
+                raise ValueError("asarray(copy=False) cannot change the dtype without a copy")
+            from ._data_types import astype
+            out = astype(out, d)
+        return Array(out._node) if out is obj and copy else out
+    if copy is False:
+        raise ValueError("asarray(copy=False): host data must be copied to the device")
+    if isinstance(obj, _SCALARS):
+        _check_int_range(obj)
+        d = d or _dtypes.scalar_default(obj)
+        if d.kind in "iu" and isinstance(obj, float):
+            raise TypeError(f"asarray(): cannot store a float in {d.name}")
+        a = np.asarray(obj, dtype=d.np)
+    else:
+        if hasattr(obj, "__dlpack__") and not isinstance(obj, np.ndarray) and not hasattr(
+                obj, "__array__"):
+            a = np.from_dlpack(obj)
+        else:
+            if isinstance(obj, (list, tuple)):
+                _check_nested(obj)
+            a = np.asarray(obj) if d is None else np.asarray(obj, dtype=d.np)
+        if d is None:
+            if a.dtype == object:
+                raise TypeError(f"asarray(): cannot convert {type(obj).__name__} to an array")
+            if a.dtype.kind in "US":
+                raise TypeError("asarray(): strings are not supported")
+            d = _dtypes.from_numpy(a.dtype)
+    return Array(host_leaf(a, device, d))
+
+
+def _check_nested(obj: Any) -> None:
+    stack = [obj]
+    while stack:
+        o = stack.pop()
+        if isinstance(o, (list, tuple)):
+            stack.extend(o)
+        else:
+            _check_int_range(o)
+
+
+def full(shape: Any, fill_value: bool | complex, *, dtype: Any = None,
+         device: Any = None) -> Array:
+    shape = _shape(shape)
+    if isinstance(fill_value, Array):
+        fill_value = fill_value.item() if fill_value.ndim == 0 else fill_value
+    if not isinstance(fill_value, (*_SCALARS, np.generic)):
+        raise TypeError(f"full(): fill_value must be a scalar, got {type(fill_value).__name__}")
+    d = _dtype(dtype) or (_dtypes.from_numpy(fill_value.dtype) if isinstance(
+        fill_value, np.generic) else _dtypes.scalar_default(fill_value))
+    if d.kind in "iu" and isinstance(fill_value, int):
+        ii = _dtypes.iinfo(d)
+        if not ii.min <= int(fill_value) <= ii.max:
+            raise OverflowError(f"full(): {fill_value} is out of bounds for {d.name}")
+    if d.kind in "biu" and isinstance(fill_value, complex):
+        raise TypeError(f"full(): cannot store a complex value in {d.name}")
+    dev = resolve(device)
+    s = scalar_leaf(fill_value, d, dev)
+    return wrap(record(OPS["broadcast"], (s,), (shape,)))
+
+
+def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+    d = _dtype(dtype) or _dtypes.default_float
+    return full(shape, False if d is _dtypes.bool else 0, dtype=d, device=device)
+
+
+def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+    d = _dtype(dtype) or _dtypes.default_float
+    return full(shape, True if d is _dtypes.bool else 1, dtype=d, device=device)
+
+
+def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+    """Like ``zeros`` (XLA has no uninitialised buffers worth exposing)."""
+    return zeros(shape, dtype=dtype, device=device)
+
+
+def _like(x: Array, dtype: Any, device: Any) -> tuple[DType, Any]:
+    if not isinstance(x, Array):
+        raise TypeError(f"expected an array, got {type(x).__name__}")
+    return (_dtype(dtype) or x.dtype), (device if device is not None else x.device)
+
+
+def zeros_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    d, dev = _like(x, dtype, device)
+    return zeros(x.shape, dtype=d, device=dev)
+
+
+def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    d, dev = _like(x, dtype, device)
+    return ones(x.shape, dtype=d, device=dev)
+
+
+def empty_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    d, dev = _like(x, dtype, device)
+    return empty(x.shape, dtype=d, device=dev)
+
+
+def full_like(x: Array, /, fill_value: bool | complex, *, dtype: Any = None,
+              device: Any = None) -> Array:
+    d, dev = _like(x, dtype, device)
+    return full(x.shape, fill_value, dtype=d, device=dev)
+
+
+def _iota(n: int, d: DType, dev: Any, shape: tuple | None = None, dim: int = 0) -> Array:
+    return Array(record(OPS["iota"], (), (shape or (n,), dim, d), device=dev))
+
+
+def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
+           dtype: Any = None, device: Any = None) -> Array:
+    if stop is None:
+        start, stop = 0, start
+    for v in (start, stop, step):
+        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
+            raise TypeError(f"arange() takes real numbers, got {type(v).__name__}")
+    if step == 0:
+        raise ValueError("arange(): step must not be zero")
+    d = _dtype(dtype)
+    isfloat = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
+    if d is None:
+        d = _dtypes.default_float if isfloat else _dtypes.default_int
+    n = max(0, math.ceil((stop - start) / step))
+    dev = resolve(device)
+    if d.kind in "iu" and not isfloat:
+        base = _iota(n, d, dev)
+        return base * int(step) + int(start) if (step, start) != (1, 0) else base
+    from ._data_types import astype
+    ct = d if d.kind == "f" else _dtypes.float64
+    out = _iota(n, ct, dev) * float(step) + float(start)
+    return astype(out, d) if ct is not d else out
+
+
+def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
+             dtype: Any = None, device: Any = None, endpoint: bool = True) -> Array:
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError("linspace(): num must be non-negative")
+    d = _dtype(dtype)
+    if d is None:
+        d = (_dtypes.default_complex if isinstance(start, complex) or isinstance(stop, complex)
+             else _dtypes.default_float)
+    if d.kind not in "fc":
+        raise TypeError(f"linspace() needs a floating-point dtype, got {d.name}")
+    dev = resolve(device)
+    div = (num - 1) if endpoint else num
+    ct = _dtypes.complex128 if d.kind == "c" else _dtypes.float64
+    i = _iota(num, ct, dev)
+    step = (stop - start) / div if div > 0 else 0.0
+    out = i * step + start
+    if endpoint and num > 1:
+        from ._searching import where
+        out = where(_iota(num, _dtypes.int64, dev) == num - 1, full((num,), stop, dtype=ct,
+                                                                       device=dev), out)
+    from ._data_types import astype
+    return astype(out, d) if d is not ct else out
+
+
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
+        device: Any = None) -> Array:
+    n_rows = operator.index(n_rows)
+    n_cols = n_rows if n_cols is None else operator.index(n_cols)
+    d = _dtype(dtype) or _dtypes.default_float
+    dev = resolve(device)
+    shape = (n_rows, n_cols)
+    r = _iota(0, _dtypes.int64, dev, shape, 0)
+    c = _iota(0, _dtypes.int64, dev, shape, 1)
+    from ._data_types import astype
+    return astype((c - r) == int(k), d)
+
+
+def _tri(x: Array, k: int, lower: bool) -> Array:
+    if not isinstance(x, Array) or x.ndim < 2:
+        raise ValueError("tril()/triu() need an array of at least 2 dimensions")
+    shape = x.shape[-2:]
+    r = _iota(0, _dtypes.int64, x.device, shape, 0)
+    c = _iota(0, _dtypes.int64, x.device, shape, 1)
+    keep = (c - r) <= int(k) if lower else (c - r) >= int(k)
+    from ._searching import where
+    return where(keep, x, zeros((), dtype=x.dtype, device=x.device))
+
+
+def tril(x: Array, /, *, k: int = 0) -> Array:
+    return _tri(x, k, True)
+
+
+def triu(x: Array, /, *, k: int = 0) -> Array:
+    return _tri(x, k, False)
+
+
+def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
+    if indexing not in ("xy", "ij"):
+        raise ValueError("meshgrid(): indexing must be 'xy' or 'ij'")
+    if not arrays:
+        return []
+    for a in arrays:
+        if not isinstance(a, Array) or a.ndim != 1:
+            raise ValueError("meshgrid() takes 1-D arrays")
+    dts = {a.dtype for a in arrays}
+    if len(dts) > 1:
+        raise ValueError("meshgrid(): arrays must have one dtype")
+    sizes = [a.shape[0] for a in arrays]
+    if indexing == "xy" and len(arrays) > 1:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    from ._manipulation import broadcast_to, reshape
+    for i, a in enumerate(arrays):
+        pos = i
+        if indexing == "xy" and len(arrays) > 1 and i < 2:
+            pos = 1 - i
+        shape = [1] * len(arrays)
+        shape[pos] = a.shape[0]
+        out.append(broadcast_to(reshape(a, tuple(shape)), tuple(sizes)))
+    return out
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
+    """Import a DLPack-capable object. Data always lands in an XLA buffer, so ``copy=False``
+    works only for xla_array arrays (which are returned as they are)."""
+    if isinstance(x, Array):
+        return asarray(x, device=device, copy=copy)
+    if copy is False:
+        raise ValueError("from_dlpack(copy=False): importing into XLA copies the data")
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack() needs an object with __dlpack__, got "
+                        f"{type(x).__name__}")
+    try:
+        a = np.from_dlpack(x)
+    except (BufferError, RuntimeError, TypeError) as err:
+        raise BufferError(f"from_dlpack(): {err}") from None
+    return Array(host_leaf(a, device))
+
+
+def to_device(x: Array, device: Any, /, *, stream: Any = None) -> Array:
+    """The same values on ``device`` (computed first if pending)."""
+    if stream is not None:
+        raise ValueError("to_device(): streams are not supported")
+    dev = resolve(device)
+    if dev == x.device:
+        return x
+    buf = x._buffer("to_device")
+    nb = _backend.copy_to_device(buf, dev._pjrt)
+    return Array(buffer_leaf(nb, x.shape, x.dtype, dev))

@@ -1,0 +1,69 @@
+"""Elementwise functions of the namespace, generated from the op table (``_ops_elementwise``).
+
+Each function validates its operands (dtype category, broadcasting), promotes them and records
+one node. Python scalars are weak: ``x + 1`` keeps ``x``'s dtype and passes 1 as a runtime
+parameter, so changing the scalar never recompiles.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._array import Array, operand_nodes, wrap
+from ._graph import record
+from ._ops import OPS
+from ._ops_elementwise import ELEMENTWISE, dtypes_for
+
+__all__ = sorted(ELEMENTWISE) + ["clip"]
+
+
+def apply(name: str, *xs: Any) -> Array:
+    """Record elementwise op ``name`` on arrays and/or Python scalars."""
+    nodes = operand_nodes(name, *xs)
+    cd, od = dtypes_for(name, [n.dtype for n in nodes])
+    return wrap(record(OPS[name], tuple(nodes), (cd, od)))
+
+
+def _make(name: str, arity: int) -> Any:
+    if arity == 1:
+        def f1(x: Array, /) -> Array:
+            if not isinstance(x, Array):
+                raise TypeError(f"{name}() expects an array, got {type(x).__name__}")
+            return apply(name, x)
+        f = f1
+    else:
+        def f2(x1: Array | complex, x2: Array | complex, /) -> Array:
+            return apply(name, x1, x2)
+        f = f2
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"Elementwise ``{name}`` as the array API standard specifies it "
+                 f"(dtype category: {ELEMENTWISE[name][1]}).")
+    return f
+
+
+for _name, (_arity, *_rest) in ELEMENTWISE.items():
+    globals()[_name] = _make(_name, _arity)
+
+
+def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002
+    """Clamp ``x`` to [min, max]; bounds may be scalars or arrays (broadcast to ``x``)."""
+    if not isinstance(x, Array):
+        raise TypeError(f"clip() expects an array, got {type(x).__name__}")
+    if x.dtype.kind not in "iuf":
+        raise TypeError(f"clip() needs a real numeric array, got {x.dtype.name}")
+    from ._manipulation import broadcast_to
+    from ._data_types import astype
+    out = x
+    for bound, op in ((min, "maximum"), (max, "minimum")):
+        if bound is None:
+            continue
+        if isinstance(bound, Array) and bound.dtype.kind != x.dtype.kind and not (
+                x.dtype.kind in "iu" and bound.dtype.kind in "iu"):
+            raise TypeError(f"clip(): bound dtype {bound.dtype.name} differs in kind from "
+                            f"{x.dtype.name}")
+        out = apply(op, out, bound)
+    if out.shape != x.shape:
+        out = broadcast_to(out, x.shape) if len(out.shape) <= x.ndim else out
+    if out.dtype != x.dtype:
+        out = astype(out, x.dtype)
+    return out

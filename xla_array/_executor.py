@@ -1,0 +1,172 @@
+"""Materialization: pending graph -> structural key -> cached or new executable -> run -> write back.
+
+After a run, every node that was an output (the requested ones and every pending node some
+live Array still points at) becomes a buffer leaf, so later graphs start from buffers and
+nothing is computed twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from . import _backend, _flags, _metrics
+from ._cache import executables
+from ._graph import Node, structure_key, toposort, user_frame
+from ._lower import lower
+
+__all__ = ["materialize_nodes", "scalar_buffer", "CompileError"]
+
+log = logging.getLogger("xla_array")
+_lock = threading.RLock()
+_IMPLICIT = {"bool", "int", "float", "complex", "index", "repr", "str", "iter"}
+
+
+class CompileError(RuntimeError):
+    """XLA rejected or failed a graph; the message names the user lines that recorded it."""
+
+
+class Compiled:
+    __slots__ = ("exe", "text", "key", "compile_seconds", "lower_seconds")
+
+    def __init__(self, exe: Any, text: str, key: Any, cs: float, ls: float) -> None:
+        self.exe = exe
+        self.text = text
+        self.key = key
+        self.compile_seconds = cs
+        self.lower_seconds = ls
+
+
+# runtime scalar parameters: one device buffer per (device, dtype, value bits), bounded
+_scalars: OrderedDict[Any, Any] = OrderedDict()
+_SCALAR_CACHE = 4096
+
+
+def scalar_buffer(n: Node) -> Any:
+    v = np.asarray(n.value, dtype=n.dtype.np)
+    key = (n.device, n.dtype.name, v.tobytes())
+    buf = _scalars.get(key)
+    if buf is None:
+        buf = _backend.put(v, n.device._pjrt, owned=True)
+        _scalars[key] = buf
+        if len(_scalars) > _SCALAR_CACHE:
+            _scalars.popitem(last=False)
+    return buf
+
+
+def _where_text(order: list[Node], limit: int = 8) -> str:
+    seen: list[str] = []
+    for n in order:
+        if n.where and n.where[0] != "<unknown>":
+            s = f"{n.where[0]}:{n.where[1]} ({n.op.name})"
+            if s not in seen:
+                seen.append(s)
+        if len(seen) >= limit:
+            break
+    return "; ".join(seen) or "<unknown>"
+
+
+def _guard(cause: str, where: tuple) -> None:
+    mode = _flags.get("materialize_guard")
+    if mode == "allow" or cause not in _IMPLICIT:
+        return
+    msg = f"implicit materialization ({cause}) at {where[0]}:{where[1]}"
+    if mode == "raise":
+        raise RuntimeError(msg + " refused by XLA_ARRAY_MATERIALIZE_GUARD=raise")
+    log.warning(msg)
+
+
+def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
+                  device: Any) -> Compiled:
+    limit = int(_flags.get("max_compiles"))
+    if limit and _metrics.snapshot()["compiles"] >= limit:
+        from .debug import explain_key
+        raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
+                           f"graph differs from the cached ones by: {explain_key(key)}")
+    t0 = time.perf_counter()
+    text = lower(order, bufs, scalars, outs)
+    t1 = time.perf_counter()
+    options = {}
+    if _flags.get("opt_level") is not None:
+        options["xla_backend_optimization_level"] = int(_flags.get("opt_level"))
+    try:
+        exe = _backend.compile(text, [device._pjrt], options=options or None)
+    except _backend.BackendError as err:
+        raise CompileError(f"XLA could not compile the graph recorded at "
+                           f"{_where_text(order)}: {err}") from None
+    t2 = time.perf_counter()
+    _metrics.count("compiles")
+    _metrics.add_time("compile_seconds", t2 - t1)
+    _metrics.add_time("lower_seconds", t1 - t0)
+    dump = _flags.get("dump_dir")
+    if dump:
+        os.makedirs(dump, exist_ok=True)
+        name = f"module_{abs(hash(key)) & 0xFFFFFFFFFFFF:012x}.mlir"
+        with open(os.path.join(dump, name), "w") as f:
+            f.write(f"// key hash {hash(key)}\n" + text)
+    if _flags.get("log_compiles"):
+        log.warning("xla_array compiled %d ops in %.1f ms (graph from %s)", len(order),
+                    (t2 - t1) * 1e3, _where_text(order, 3))
+    return Compiled(exe, text, key, t2 - t1, t1 - t0)
+
+
+def plan(roots: list[Node]) -> tuple:
+    """The graph computing ``roots``: (order, buffers, scalars, outputs, key)."""
+    order, bufs, scalars = toposort(roots)
+    outs = list(roots)
+    rs = {id(r) for r in roots}
+    for n in order:
+        if n.users > 0 and id(n) not in rs and n.op.nout == 1:
+            outs.append(n)
+    device = roots[0].device
+    key = (device, structure_key(order, bufs, scalars, outs))
+    return order, bufs, scalars, outs, key
+
+
+def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None) -> None:
+    """Compute the pending ``nodes`` (one executable per device) and write results back."""
+    if where is None:
+        where = user_frame()
+    _guard(cause, where)
+    with _lock:
+        uniq: dict[int, Node] = {}
+        for n in nodes:
+            if n.buffer is None and n.op.name != "scalar":
+                uniq.setdefault(id(n), n)
+        if not uniq:
+            return
+        _metrics.materialization(cause, f"{os.path.basename(where[0])}:{where[1]}")
+        by_device: dict[Any, list[Node]] = {}
+        for n in uniq.values():
+            by_device.setdefault(n.device, []).append(n)
+        for device, roots in by_device.items():
+            _run(roots, device)
+
+
+def _run(roots: list[Node], device: Any) -> None:
+    order, bufs, scalars, outs, key = plan(roots)
+    compiled = executables.get(key)
+    if compiled is None:
+        _metrics.count("cache_misses")
+        executables.note_miss(key)
+        compiled = compile_graph(key, order, bufs, scalars, outs, device)
+        executables.put(key, compiled)
+    else:
+        _metrics.count("cache_hits")
+    args = [n.buffer for n in bufs] + [scalar_buffer(n) for n in scalars]
+    t0 = time.perf_counter()
+    try:
+        results = compiled.exe.run(args, [(n.shape, n.dtype.np) for n in outs])
+    except _backend.BackendError as err:
+        raise CompileError(f"running the graph recorded at {_where_text(order)} failed: "
+                           f"{err}") from None
+    _metrics.add_time("execute_seconds", time.perf_counter() - t0)
+    _metrics.count("executions")
+    for n, b in zip(outs, results):
+        n.set_buffer(b)

@@ -1,0 +1,85 @@
+"""The one registry of settings: environment variables ``XLA_ARRAY_*`` and a context manager.
+
+Each setting has a default, an environment variable read once at import, and a parser.
+``xla_array.flags.get("max_pending")`` reads one; ``with xla_array.flags.using(...)`` changes
+some for a block of code (thread-wide: settings are process-global on purpose, like NumPy's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["get", "set", "using", "describe"]
+
+
+def _bool(s: str) -> bool:
+    return s.strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _opt_str(s: str) -> str | None:
+    return s or None
+
+
+def _guard(s: str) -> str:
+    s = s.strip().lower() or "allow"
+    if s not in ("allow", "log", "raise"):
+        raise ValueError(f"XLA_ARRAY_MATERIALIZE_GUARD must be allow, log or raise, not {s!r}")
+    return s
+
+
+# name: (default, parser, help)
+_SPEC: dict[str, tuple[Any, Any, str]] = {
+    "max_pending": (256, int, "auto-flush a pending graph once its depth exceeds this many ops"),
+    "cache_size": (512, int, "executables kept in the in-memory LRU cache"),
+    "cache_dir": (None, _opt_str, "folder of the on-disk compile cache (unset: none)"),
+    "log_compiles": (False, _bool, "log every compile with its time and cause"),
+    "materialize_guard": ("allow", _guard, "allow, log or raise on implicit materializations"),
+    "dump_dir": (None, _opt_str, "write each compiled module (StableHLO text) here"),
+    "max_compiles": (0, int, "raise once more than this many compiles happened (0: no limit)"),
+    "opt_level": (None, lambda s: int(s) if s else None, "XLA backend optimization level"),
+    "cpu_devices": (1, int, "number of CPU devices (read when the client starts)"),
+}
+
+_values: dict[str, Any] = {}
+_lock = threading.Lock()
+
+
+def _load() -> None:
+    for name, (default, parse, _help) in _SPEC.items():
+        env = os.environ.get("XLA_ARRAY_" + name.upper())
+        _values[name] = parse(env) if env is not None else default
+
+
+_load()
+
+
+def get(name: str) -> Any:
+    return _values[name]
+
+
+def set(**kwargs: Any) -> None:  # noqa: A001
+    """Change settings for the rest of the process."""
+    with _lock:
+        for k, v in kwargs.items():
+            if k not in _SPEC:
+                raise KeyError(f"unknown xla_array setting {k!r}; known: {sorted(_SPEC)}")
+            _values[k] = v
+
+
+@contextlib.contextmanager
+def using(**kwargs: Any) -> Iterator[None]:
+    """Change settings for a block of code, restoring them after."""
+    old = {k: get(k) for k in kwargs}
+    set(**kwargs)
+    try:
+        yield
+    finally:
+        set(**old)
+
+
+def describe() -> dict[str, tuple[Any, str]]:
+    return {k: (_values[k], h) for k, (_d, _p, h) in _SPEC.items()}

@@ -1,0 +1,177 @@
+"""The lazy graph: immutable op nodes, leaves (device buffers, scalar parameters), traversal, keys.
+
+A ``Node`` is recorded once and never changes meaning. When the executor computes it, the node
+is *truncated*: it keeps its shape/dtype/device, gets ``buffer`` set and drops its inputs, so it
+becomes a buffer leaf for every graph recorded later and nothing upstream stays alive for it.
+
+Everything here is iterative (no recursion): a chain of 100,000 ops can be ordered and keyed.
+The structural key holds ops, attributes, shapes, dtypes and how nodes connect, never values.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from . import _dtypes
+from ._dtypes import DType
+
+__all__ = ["Node", "buffer_leaf", "scalar_leaf", "record", "toposort", "user_frame"]
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+class OpDef:
+    """One operation: name, shape/dtype rule (``infer``) and StableHLO lowering (``lower``).
+
+    ``infer(inputs, attrs) -> (shape, dtype)`` raises TypeError/ValueError for bad input, so
+    errors surface at the recording call. ``lower(emitter, node, operand_names) -> name``
+    writes StableHLO text. Defined in ``_ops``; this class lives here so leaves need no import.
+    """
+
+    __slots__ = ("name", "infer", "lower", "nout")
+
+    def __init__(self, name: str, infer: Any, lower: Any, nout: int = 1) -> None:
+        self.name = name
+        self.infer = infer
+        self.lower = lower
+        self.nout = nout
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+BUFFER = OpDef("buffer", None, None)
+SCALAR = OpDef("scalar", None, None)
+
+
+class Node:
+    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "value",
+                 "depth", "users", "where", "sig", "__weakref__")
+
+    def __init__(self, op: OpDef, inputs: tuple, attrs: tuple, shape: tuple, dtype: DType,
+                 device: Any, depth: int, where: Any) -> None:
+        self.op = op
+        self.inputs = inputs
+        self.attrs = attrs
+        self.shape = shape
+        self.dtype = dtype
+        self.device = device
+        self.buffer: Any = None
+        self.value: Any = None
+        self.depth = depth
+        self.users = 0  # number of Array handles on this node
+        self.where = where  # (filename, lineno) of the user frame that recorded it
+        self.sig = (op.name, attrs, shape, dtype.name)
+
+    @property
+    def pending(self) -> bool:
+        return self.buffer is None and self.op is not SCALAR
+
+    def set_buffer(self, buf: Any) -> None:
+        """Truncate: this node is now a buffer leaf."""
+        self.buffer = buf
+        self.inputs = ()
+        self.op = BUFFER
+        self.depth = 0
+        self.sig = ("buffer", (), self.shape, self.dtype.name)
+
+    def __repr__(self) -> str:
+        return f"<node {self.op.name} {self.dtype.name}{list(self.shape)}>"
+
+
+def buffer_leaf(buf: Any, shape: tuple, dtype: DType, device: Any) -> Node:
+    n = Node(BUFFER, (), (), shape, dtype, device, 0, None)
+    n.buffer = buf
+    return n
+
+
+def scalar_leaf(value: Any, dtype: DType, device: Any) -> Node:
+    """A runtime scalar parameter: its value is an argument of the executable, never a constant."""
+    n = Node(SCALAR, (), (), (), dtype, device, 0, None)
+    n.value = value
+    return n
+
+
+def user_frame() -> tuple[str, int]:
+    """(filename, line) of the innermost frame outside the xla_array package."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+        f = f.f_back
+    if f is None:
+        return ("<unknown>", 0)
+    return (f.f_code.co_filename, f.f_lineno)
+
+
+def record(op: OpDef, inputs: tuple, attrs: tuple = (), device: Any = None) -> Node:
+    """Validate (op.infer) and create a node. Raises at the caller's line on bad input."""
+    shape, dtype = op.infer(inputs, attrs)
+    if device is None:
+        device = inputs[0].device
+        for x in inputs:
+            if x.device != device and x.op is not SCALAR:
+                raise ValueError(f"{op.name}(): arrays are on different devices "
+                                 f"({device} and {x.device}); move one with to_device()")
+    depth = 1 + max((x.depth for x in inputs), default=0)
+    return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth, user_frame())
+
+
+def toposort(roots: list[Node]) -> tuple[list[Node], list[Node], list[Node]]:
+    """Pending nodes reachable from ``roots`` in dependency order, plus buffer and scalar leaves.
+
+    Iterative post-order DFS; each node appears once. Leaves are listed in first-use order,
+    which fixes the parameter slots of the executable.
+    """
+    order: list[Node] = []
+    bufs: list[Node] = []
+    scalars: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, int]] = [(r, 0) for r in reversed(roots)]
+    while stack:
+        node, i = stack.pop()
+        if i == 0:
+            if id(node) in seen:
+                continue
+            if node.buffer is not None:
+                seen.add(id(node))
+                bufs.append(node)
+                continue
+            if node.op is SCALAR:
+                seen.add(id(node))
+                scalars.append(node)
+                continue
+        ins = node.inputs
+        if i < len(ins):
+            stack.append((node, i + 1))
+            child = ins[i]
+            if id(child) not in seen:
+                stack.append((child, 0))
+        else:
+            if id(node) not in seen:
+                seen.add(id(node))
+                order.append(node)
+    return order, bufs, scalars
+
+
+def structure_key(order: list[Node], bufs: list[Node], scalars: list[Node],
+                  outputs: list[Node]) -> tuple:
+    """A hashable key of the graph's structure: never values, only how things are made."""
+    index: dict[int, int] = {}
+    for j, n in enumerate(bufs):
+        index[id(n)] = j
+    nb = len(bufs)
+    for j, n in enumerate(scalars):
+        index[id(n)] = nb + j
+    base = nb + len(scalars)
+    parts: list[Any] = [tuple((n.shape, n.dtype.name) for n in bufs),
+                        tuple(n.dtype.name for n in scalars)]
+    for j, n in enumerate(order):
+        index[id(n)] = base + j
+        parts.append((n.sig, tuple([index[id(x)] for x in n.inputs])))
+    parts.append(tuple([index[id(n)] for n in outputs]))
+    return tuple(parts)
+
+
+def default_index_dtype() -> DType:
+    return _dtypes.default_index

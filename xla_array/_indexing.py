@@ -1,0 +1,175 @@
+"""``x[key]`` and ``x[key] = value``.
+
+Basic keys (integers, slices with any step, ``...``, ``None``) are static: reading records a
+slice (plus reverse/reshape), writing records pad + select, so an update fuses with the graph
+around it and costs no host round trip. Array keys (integer arrays, boolean masks) go through
+``_advanced``.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes
+from ._array import Array, as_node, wrap
+from ._graph import record, scalar_leaf
+from ._ops import OPS
+
+__all__ = ["getitem", "setitem", "parse_basic"]
+
+
+class Basic:
+    """A parsed basic key: per source dim (start, count, step>0, reversed, is_int) and the
+    positions of new axes in the result."""
+
+    __slots__ = ("dims", "newaxes", "out_shape")
+
+    def __init__(self, dims: list, newaxes: list, out_shape: tuple) -> None:
+        self.dims = dims
+        self.newaxes = newaxes
+        self.out_shape = out_shape
+
+
+def _is_array_key(k: Any) -> bool:
+    return isinstance(k, (Array, np.ndarray, list)) or (
+        isinstance(k, (bool, np.bool_)))
+
+
+def _expand(key: Any, ndim: int) -> list:
+    if not isinstance(key, tuple):
+        key = (key,)
+    n_ell = sum(1 for k in key if k is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if n_real > ndim:
+        raise IndexError(f"too many indices: array is {ndim}-dimensional, but {n_real} were "
+                         f"indexed")
+    out: list = []
+    for k in key:
+        if k is Ellipsis:
+            out.extend([slice(None)] * (ndim - n_real))
+        else:
+            out.append(k)
+    if not n_ell:
+        out.extend([slice(None)] * (ndim - n_real))
+    return out
+
+
+def parse_basic(shape: tuple, key: Any) -> Basic:
+    keys = _expand(key, len(shape))
+    dims: list = []
+    newaxes: list = []
+    out_shape: list = []
+    d = 0
+    for k in keys:
+        if k is None:
+            newaxes.append(len(out_shape))
+            out_shape.append(1)
+            continue
+        n = shape[d]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            m = len(range(start, stop, step))
+            if step < 0 and m:
+                start, step, rev = start + (m - 1) * step, -step, True
+            else:
+                rev = False
+                step = abs(step)
+            dims.append((start if m else 0, m, step, rev, False))
+            out_shape.append(m)
+        else:
+            try:
+                i = operator.index(k)
+            except TypeError:
+                raise IndexError(f"only integers, slices, '...', None, integer and boolean "
+                                 f"arrays are valid indices, not {type(k).__name__}") from None
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
+            dims.append((i % n, 1, 1, False, True))
+        d += 1
+    return Basic(dims, newaxes, tuple(out_shape))
+
+
+def _check(x: Any) -> None:
+    if not isinstance(x, Array):
+        raise TypeError(f"cannot index {type(x).__name__}")
+
+
+def getitem(x: Array, key: Any) -> Array:
+    _check(x)
+    ks = key if isinstance(key, tuple) else (key,)
+    if any(_is_array_key(k) for k in ks):
+        from ._advanced import getitem_advanced
+        return getitem_advanced(x, key)
+    b = parse_basic(x.shape, key)
+    node = x._node
+    full = all(s == 0 and m == n and st == 1 and not rev and not isint
+               for (s, m, st, rev, isint), n in zip(b.dims, x.shape))
+    if not full:
+        start = tuple(s for s, m, st, rev, isint in b.dims)
+        limit = tuple(s + (m - 1) * st + 1 if m else s for s, m, st, rev, isint in b.dims)
+        step = tuple(st for s, m, st, rev, isint in b.dims)
+        node = record(OPS["slice"], (node,), (start, limit, step))
+        revs = tuple(i for i, dim in enumerate(b.dims) if dim[3])
+        if revs:
+            node = record(OPS["reverse"], (node,), (revs,))
+    if node.shape != b.out_shape:
+        node = record(OPS["reshape"], (node,), (b.out_shape,))
+    return wrap(node) if node is not x._node else Array(node)
+
+
+def value_node(x: Array, value: Any, fname: str = "__setitem__") -> Any:
+    """The node of a value assigned into ``x``, cast to ``x``'s dtype."""
+    v = as_node(value, x._node, fname)
+    if v.dtype is not x.dtype:
+        if isinstance(value, Array) and value.dtype.kind == "c" and x.dtype.kind != "c":
+            raise TypeError(f"cannot assign {value.dtype.name} values into a "
+                            f"{x.dtype.name} array")
+        v = record(OPS["convert"], (v,), (x.dtype,))
+    if v.device != x.device and v.op.name != "scalar":
+        raise ValueError(f"__setitem__: value is on {v.device}, array on {x.device}")
+    return v
+
+
+def setitem(x: Array, key: Any, value: Any) -> Array:
+    """The array ``x`` with ``x[key]`` replaced by ``value``; the caller rebinds ``x``."""
+    _check(x)
+    ks = key if isinstance(key, tuple) else (key,)
+    if any(_is_array_key(k) for k in ks):
+        from ._advanced import setitem_advanced
+        return setitem_advanced(x, key, value)
+    b = parse_basic(x.shape, key)
+    v = value_node(x, value)
+    from ._ops import broadcast_shapes
+    try:
+        bshape = broadcast_shapes(v.shape, b.out_shape)
+    except ValueError:
+        bshape = None
+    if bshape != b.out_shape:
+        raise ValueError(f"could not broadcast a value of shape {v.shape} into the selection "
+                         f"of shape {b.out_shape}")
+    if any(m == 0 for s, m, st, rev, isint in b.dims):
+        return x
+    if v.shape != b.out_shape:
+        v = record(OPS["broadcast"], (v,), (b.out_shape,))
+    region = tuple(m for s, m, st, rev, isint in b.dims)
+    if v.shape != region:
+        v = record(OPS["reshape"], (v,), (region,))
+    revs = tuple(i for i, dim in enumerate(b.dims) if dim[3])
+    if revs:
+        v = record(OPS["reverse"], (v,), (revs,))
+    lo = tuple(s for s, m, st, rev, isint in b.dims)
+    hi = tuple(n - (s + (m - 1) * st + 1) for (s, m, st, rev, isint), n in zip(b.dims, x.shape))
+    interior = tuple(st - 1 for s, m, st, rev, isint in b.dims)
+    if region == x.shape:
+        return wrap(v) if v.dtype is x.dtype else wrap(record(OPS["convert"], (v,), (x.dtype,)))
+    placed = record(OPS["pad"], (v,), (lo, hi, interior))
+    true = scalar_leaf(True, _dtypes.bool, x.device)
+    mask = record(OPS["broadcast"], (true,), (region,))
+    mask = record(OPS["pad"], (mask,), (lo, hi, interior))
+    return wrap(record(OPS["select"], (mask, placed, x._node), (x.dtype,)))
+

@@ -1,0 +1,124 @@
+"""Linear algebra of the main namespace: matmul, matrix_transpose, tensordot, vecdot.
+
+``matmul`` lowers to one ``dot_general`` with batch and contracting dimensions. When an operand
+is a recorded transpose of the last two axes, the transpose is folded into the contracting
+dimensions, so ``X.T @ v`` never materializes ``X.T``.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from . import _axes, _dtypes
+from ._array import Array, wrap
+from ._graph import record
+from ._ops import OPS, broadcast_shapes
+
+__all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
+
+
+def _arr(x: Any, fname: str) -> Array:
+    if not isinstance(x, Array):
+        raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
+    return x
+
+
+def _numeric(a: Array, b: Array, fname: str) -> _dtypes.DType:
+    d = _dtypes.promote(a.dtype, b.dtype)
+    if a.dtype.kind == "b" or b.dtype.kind == "b":
+        raise TypeError(f"{fname}() needs numeric arrays, got {a.dtype.name} and {b.dtype.name}")
+    return d
+
+
+def matrix_transpose(x: Array, /) -> Array:
+    x = _arr(x, "matrix_transpose")
+    if x.ndim < 2:
+        raise ValueError("matrix_transpose() needs an array of at least 2 dimensions")
+    from ._manipulation import permute_dims
+    perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return permute_dims(x, perm)
+
+
+def _untransposed(x: Array) -> tuple[Any, bool]:
+    """(node, swapped): the node under a 2-D transpose, so dot_general can read it directly."""
+    n = x._node
+    if n.op.name == "transpose" and n.buffer is None and n.attrs[0] == (1, 0):
+        return n.inputs[0], True
+    return n, False
+
+
+def matmul(x1: Array, x2: Array, /) -> Array:
+    a, b = _arr(x1, "matmul"), _arr(x2, "matmul")
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul() does not take 0-d arrays; use multiply")
+    d = _numeric(a, b, "matmul")
+    from ._manipulation import broadcast_to, reshape
+    va, vb = a.ndim == 1, b.ndim == 1
+    if va:
+        a = reshape(a, (1, a.shape[0]))
+    if vb:
+        b = reshape(b, (b.shape[0], 1))
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul(): shapes {x1.shape} and {x2.shape} do not align "
+                         f"({a.shape[-1]} != {b.shape[-2]})")
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if a.ndim == 2 and b.ndim == 2:
+        (na, ta), (nb, tb) = _untransposed(a), _untransposed(b)
+        shape = (a.shape[0], b.shape[1])
+        attrs = (shape, d, (), (), (0 if ta else 1,), (1 if tb else 0,))
+        out = wrap(record(OPS["dot_general"], (na, nb), attrs))
+    else:
+        a = broadcast_to(a, batch + a.shape[-2:])
+        b = broadcast_to(b, batch + b.shape[-2:])
+        nbat = tuple(range(len(batch)))
+        k = len(batch)
+        shape = batch + (a.shape[-2], b.shape[-1])
+        attrs = (shape, d, nbat, nbat, (k + 1,), (k,))
+        out = wrap(record(OPS["dot_general"], (a._node, b._node), attrs))
+    if va and vb:
+        return reshape(out, batch)
+    if va:
+        return reshape(out, batch + (out.shape[-1],))
+    if vb:
+        return reshape(out, batch + (out.shape[-2],))
+    return out
+
+
+def tensordot(x1: Array, x2: Array, /, *, axes: Any = 2) -> Array:
+    a, b = _arr(x1, "tensordot"), _arr(x2, "tensordot")
+    d = _numeric(a, b, "tensordot")
+    if isinstance(axes, int) or (hasattr(axes, "__index__") and not isinstance(axes, tuple)):
+        n = operator.index(axes)
+        if n < 0 or n > min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot(): axes={n} out of range")
+        ca = tuple(range(a.ndim - n, a.ndim))
+        cb = tuple(range(n))
+    else:
+        if len(axes) != 2 or len(axes[0]) != len(axes[1]):
+            raise ValueError("tensordot(): axes must be an int or two sequences of equal length")
+        ca = tuple(_axes.axis(i, a.ndim, "tensordot") for i in axes[0])
+        cb = tuple(_axes.axis(i, b.ndim, "tensordot") for i in axes[1])
+    for i, j in zip(ca, cb):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"tensordot(): axis {i} of {a.shape} and axis {j} of {b.shape} "
+                             f"differ in size")
+    shape = (tuple(s for i, s in enumerate(a.shape) if i not in ca)
+             + tuple(s for j, s in enumerate(b.shape) if j not in cb))
+    return wrap(record(OPS["dot_general"], (a._node, b._node), (shape, d, (), (), ca, cb)))
+
+
+def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
+    a, b = _arr(x1, "vecdot"), _arr(x2, "vecdot")
+    _numeric(a, b, "vecdot")
+    shape = broadcast_shapes(a.shape, b.shape)
+    ax = _axes.axis(axis, len(shape), "vecdot")
+    if axis >= 0 and (axis >= a.ndim or axis >= b.ndim):
+        raise ValueError("vecdot(): a non-negative axis must exist in both arrays")
+    na, nb = ax - len(shape) + a.ndim, ax - len(shape) + b.ndim
+    if na < 0 or nb < 0 or a.shape[na] != b.shape[nb]:
+        raise ValueError(f"vecdot(): shapes {a.shape} and {b.shape} differ on axis {axis}")
+    from ._elementwise import conj
+    from ._statistical import sum as _sum
+    prod = (conj(a) if a.dtype.kind == "c" else a) * b
+    return _sum(prod, axis=ax, dtype=prod.dtype)

@@ -1,0 +1,100 @@
+"""Python operators of Array, generated from one table of (dunder, namespace function) pairs.
+
+Each binary operator gets its reflected form; arithmetic, bitwise and matmul operators get an
+in-place form that records ``x op y`` and rebinds ``x`` (every reference sees the change). An
+in-place result must keep ``x``'s shape and dtype (TypeError/ValueError otherwise), as NumPy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _elementwise
+from ._array import Array
+from ._linalg_basic import matmul
+
+_OK = (Array, bool, int, float, complex, np.ndarray, np.generic)
+
+# dunder stem -> (function, has reflected form, has in-place form)
+BINARY: dict[str, tuple[Any, bool, bool]] = {
+    "add": (_elementwise.add, True, True),
+    "sub": (_elementwise.subtract, True, True),
+    "mul": (_elementwise.multiply, True, True),
+    "truediv": (_elementwise.divide, True, True),
+    "floordiv": (_elementwise.floor_divide, True, True),
+    "mod": (_elementwise.remainder, True, True),
+    "pow": (_elementwise.pow, True, True),
+    "matmul": (matmul, True, True),
+    "and": (_elementwise.bitwise_and, True, True),
+    "or": (_elementwise.bitwise_or, True, True),
+    "xor": (_elementwise.bitwise_xor, True, True),
+    "lshift": (_elementwise.bitwise_left_shift, True, True),
+    "rshift": (_elementwise.bitwise_right_shift, True, True),
+    "lt": (_elementwise.less, False, False),
+    "le": (_elementwise.less_equal, False, False),
+    "gt": (_elementwise.greater, False, False),
+    "ge": (_elementwise.greater_equal, False, False),
+    "eq": (_elementwise.equal, False, False),
+    "ne": (_elementwise.not_equal, False, False),
+}
+UNARY = {"neg": _elementwise.negative, "pos": _elementwise.positive,
+         "abs": _elementwise.abs, "invert": _elementwise.bitwise_invert}
+
+
+def _as_operand(other: Any, fn: Any) -> Any:
+    if isinstance(other, np.ndarray) or (fn is matmul and not isinstance(other, Array)):
+        from ._creation import asarray
+        if not isinstance(other, (np.ndarray, np.generic)):
+            return None
+        return asarray(other)
+    return other
+
+
+def _make(stem: str, fn: Any, reflected: bool, inplace: bool) -> None:
+    def forward(self: Array, other: Any) -> Any:
+        if not isinstance(other, _OK):
+            return NotImplemented
+        other = _as_operand(other, fn)
+        return NotImplemented if other is None else fn(self, other)
+
+    def reverse(self: Array, other: Any) -> Any:
+        if not isinstance(other, _OK):
+            return NotImplemented
+        other = _as_operand(other, fn)
+        return NotImplemented if other is None else fn(other, self)
+
+    def iop(self: Array, other: Any) -> Array:
+        if not isinstance(other, _OK):
+            return NotImplemented
+        other = _as_operand(other, fn)
+        res = fn(self, other)
+        if res.shape != self.shape:
+            raise ValueError(f"in-place {stem}: the result's shape {res.shape} differs from "
+                             f"the array's {self.shape}")
+        if res.dtype != self.dtype:
+            raise TypeError(f"in-place {stem}: the result's dtype {res.dtype.name} cannot be "
+                            f"stored in the array's {self.dtype.name}")
+        self._rebind(res._node)
+        return self
+
+    for name, f in ((f"__{stem}__", forward), (f"__r{stem}__", reverse if reflected else None),
+                    (f"__i{stem}__", iop if inplace else None)):
+        if f is not None:
+            f.__name__ = f.__qualname__ = name
+            setattr(Array, name, f)
+
+
+def install() -> None:
+    for stem, (fn, r, i) in BINARY.items():
+        _make(stem, fn, r, i)
+    for stem, fn in UNARY.items():
+        def u(self: Array, _fn: Any = fn) -> Array:
+            return _fn(self)
+        u.__name__ = f"__{stem}__"
+        setattr(Array, f"__{stem}__", u)
+    Array.__array_ufunc__ = None  # type: ignore[attr-defined]  # numpy defers to our operators
+
+
+install()

@@ -1,0 +1,323 @@
+"""The op table, part 1: shape-changing, reduction and structural ops, and shared helpers.
+
+Each op is one ``OpDef`` record: its name, its shape/dtype rule (``infer``, which raises at
+record time) and its lowering (``lower``, which writes StableHLO). Elementwise ops live in
+``_ops_elementwise`` in one table built from the same helpers. Namespace functions never
+write StableHLO: they validate arguments, then ``record`` one of these ops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtypes as dt
+from ._dtypes import DType
+from ._graph import OpDef
+from ._lower import Emitter, tensor_type
+
+__all__ = ["OPS", "broadcast_shapes", "bcast", "convert"]
+
+OPS: dict[str, OpDef] = {}
+
+
+def define(name: str, infer: Any, lower: Any, nout: int = 1) -> OpDef:
+    op = OpDef(name, infer, lower, nout)
+    assert name not in OPS, name
+    OPS[name] = op
+    return op
+
+
+# ---------------------------------------------------------------- helpers used by lowerings
+
+def broadcast_shapes(*shapes: tuple) -> tuple:
+    """NumPy broadcasting; ValueError naming the shapes when they do not broadcast."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s, ndim - len(s)):
+            if d != 1:
+                if out[i] != 1 and out[i] != d:
+                    raise ValueError("shapes " + ", ".join(str(tuple(x)) for x in shapes)
+                                     + " cannot be broadcast together")
+                out[i] = d
+    return tuple(out)
+
+
+def bcast(e: Emitter, v: str, shape: tuple, to: tuple, dtype: DType) -> str:
+    """Broadcast ``v`` (of ``shape``) to ``to`` with NumPy's right-aligned rule."""
+    if tuple(shape) == tuple(to):
+        return v
+    off = len(to) - len(shape)
+    dims = ", ".join(str(off + i) for i in range(len(shape)))
+    return e.op("stablehlo.broadcast_in_dim", [v], tensor_type(to, dtype),
+                f"broadcast_dimensions = array<i64{': ' + dims if dims else ''}>")
+
+
+def convert(e: Emitter, v: str, shape: tuple, src: DType, dst: DType) -> str:
+    if src is dst:
+        return v
+    if src.kind == "c" and dst.kind != "c":
+        v = e.op("stablehlo.real", [v], tensor_type(shape, dt.REAL_OF[src]))
+        src = dt.REAL_OF[src]
+        if src is dst:
+            return v
+    if dst.kind == "b":
+        zero = bcast(e, e.const(0, src), (), shape, src)
+        return compare(e, "NE", v, zero, shape, src)
+    return e.op("stablehlo.convert", [v], tensor_type(shape, dst))
+
+
+def compare_type(d: DType) -> str:
+    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED"}.get(d.kind, "FLOAT")
+
+
+def compare(e: Emitter, direction: str, a: str, b: str, shape: tuple, d: DType) -> str:
+    return e.op("stablehlo.compare", [a, b], tensor_type(shape, dt.bool),
+                f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+                f"compare_type = #stablehlo<comparison_type {compare_type(d)}>")
+
+
+def select(e: Emitter, p: str, a: str, b: str, shape: tuple, d: DType) -> str:
+    return e.op("stablehlo.select", [p, a, b], tensor_type(shape, d))
+
+
+def i64s(xs: Any) -> str:
+    xs = list(xs)
+    return f"array<i64{': ' + ', '.join(str(int(x)) for x in xs) if xs else ''}>"
+
+
+def _same(inputs: tuple, attrs: tuple) -> tuple:
+    return inputs[0].shape, inputs[0].dtype
+
+
+# ---------------------------------------------------------------- structural ops
+
+def _infer_convert(inputs: tuple, attrs: tuple) -> tuple:
+    return inputs[0].shape, attrs[0]
+
+
+define("convert", _infer_convert,
+       lambda e, n, a: convert(e, a[0], n.shape, n.inputs[0].dtype, n.dtype))
+
+
+def _infer_reshape(inputs: tuple, attrs: tuple) -> tuple:
+    return attrs[0], inputs[0].dtype
+
+
+define("reshape", _infer_reshape,
+       lambda e, n, a: e.op("stablehlo.reshape", a, tensor_type(n.shape, n.dtype)))
+
+
+def _infer_broadcast(inputs: tuple, attrs: tuple) -> tuple:
+    return attrs[0], inputs[0].dtype
+
+
+define("broadcast", _infer_broadcast,
+       lambda e, n, a: bcast(e, a[0], n.inputs[0].shape, n.shape, n.dtype))
+
+
+def _infer_transpose(inputs: tuple, attrs: tuple) -> tuple:
+    s = inputs[0].shape
+    return tuple(s[p] for p in attrs[0]), inputs[0].dtype
+
+
+define("transpose", _infer_transpose,
+       lambda e, n, a: e.op("stablehlo.transpose", a, tensor_type(n.shape, n.dtype),
+                            f"permutation = {i64s(n.attrs[0])}"))
+
+
+def _infer_slice(inputs: tuple, attrs: tuple) -> tuple:
+    start, limit, step = attrs
+    return (tuple(max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, step)),
+            inputs[0].dtype)
+
+
+define("slice", _infer_slice,
+       lambda e, n, a: e.op("stablehlo.slice", a, tensor_type(n.shape, n.dtype),
+                            f"start_indices = {i64s(n.attrs[0])}, "
+                            f"limit_indices = {i64s(n.attrs[1])}, strides = {i64s(n.attrs[2])}"))
+
+define("reverse", _same,
+       lambda e, n, a: e.op("stablehlo.reverse", a, tensor_type(n.shape, n.dtype),
+                            f"dimensions = {i64s(n.attrs[0])}"))
+
+
+def _infer_concat(inputs: tuple, attrs: tuple) -> tuple:
+    axis = attrs[0]
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in inputs)
+    return tuple(shape), attrs[1]
+
+
+def _lower_concat(e: Emitter, n: Any, a: list) -> str:
+    vals = [convert(e, v, x.shape, x.dtype, n.dtype) for v, x in zip(a, n.inputs)]
+    return e.op("stablehlo.concatenate", vals, tensor_type(n.shape, n.dtype),
+                f"dimension = {n.attrs[0]} : i64")
+
+
+define("concat", _infer_concat, _lower_concat)
+
+
+def _infer_pad(inputs: tuple, attrs: tuple) -> tuple:
+    lo, hi, interior = attrs
+    s = inputs[0].shape
+    return (tuple(lo[i] + hi[i] + s[i] + max(0, s[i] - 1) * interior[i] for i in range(len(s))),
+            inputs[0].dtype)
+
+
+def _lower_pad(e: Emitter, n: Any, a: list) -> str:
+    zero = e.const(0, n.dtype)
+    return e.op("stablehlo.pad", [a[0], zero], tensor_type(n.shape, n.dtype),
+                f"edge_padding_low = {i64s(n.attrs[0])}, "
+                f"edge_padding_high = {i64s(n.attrs[1])}, "
+                f"interior_padding = {i64s(n.attrs[2])}")
+
+
+# attrs: (low, high, interior); pads with zeros (False for bool)
+define("pad", _infer_pad, _lower_pad)
+
+
+def _infer_select(inputs: tuple, attrs: tuple) -> tuple:
+    c, x, y = inputs
+    if c.dtype is not dt.bool:
+        raise TypeError(f"where(): condition must be a bool array, got {c.dtype.name}")
+    return broadcast_shapes(c.shape, x.shape, y.shape), attrs[0]
+
+
+def _lower_select(e: Emitter, n: Any, a: list) -> str:
+    vals = []
+    for v, x, d in zip(a, n.inputs, (dt.bool, n.dtype, n.dtype)):
+        vals.append(bcast(e, convert(e, v, x.shape, x.dtype, d), x.shape, n.shape, d))
+    return select(e, vals[0], vals[1], vals[2], n.shape, n.dtype)
+
+
+define("select", _infer_select, _lower_select)
+
+
+def _infer_iota(inputs: tuple, attrs: tuple) -> tuple:
+    return attrs[0], attrs[2]
+
+
+define("iota", _infer_iota,
+       lambda e, n, a: e.op("stablehlo.iota", [], tensor_type(n.shape, n.dtype),
+                            f"iota_dimension = {n.attrs[1]} : i64"))
+
+
+def _infer_dot(inputs: tuple, attrs: tuple) -> tuple:
+    return attrs[0], attrs[1]
+
+
+def _lower_dot(e: Emitter, n: Any, a: list) -> str:
+    _shape, d, lb, rb, lc, rc = n.attrs
+    x, y = n.inputs
+    va = convert(e, a[0], x.shape, x.dtype, d)
+    vb = convert(e, a[1], y.shape, y.dtype, d)
+    dims = (f"#stablehlo.dot<lhs_batching_dimensions = [{', '.join(map(str, lb))}], "
+            f"rhs_batching_dimensions = [{', '.join(map(str, rb))}], "
+            f"lhs_contracting_dimensions = [{', '.join(map(str, lc))}], "
+            f"rhs_contracting_dimensions = [{', '.join(map(str, rc))}]>")
+    if d is dt.bool:  # logical matmul: int, then != 0
+        i = dt.int32
+        va, vb = convert(e, va, x.shape, d, i), convert(e, vb, y.shape, d, i)
+        r = e.op("stablehlo.dot_general", [va, vb], tensor_type(n.shape, i),
+                 f"dot_dimension_numbers = {dims}")
+        return convert(e, r, n.shape, i, d)
+    return e.op("stablehlo.dot_general", [va, vb], tensor_type(n.shape, d),
+                f"dot_dimension_numbers = {dims}")
+
+
+# attrs: (out_shape, dtype, lhs_batch, rhs_batch, lhs_contract, rhs_contract)
+define("dot_general", _infer_dot, _lower_dot)
+
+
+def _infer_get(inputs: tuple, attrs: tuple) -> tuple:
+    return attrs[1], attrs[2]
+
+
+# one result of a multi-result op; attrs: (index, shape, dtype)
+define("get", _infer_get, lambda e, n, a: f"{a[0]}#{n.attrs[0]}")
+
+
+# ---------------------------------------------------------------- reductions
+
+_REDUCE_BODY = {"sum": "stablehlo.add", "prod": "stablehlo.multiply", "max": "stablehlo.maximum",
+                "min": "stablehlo.minimum", "any": "stablehlo.or", "all": "stablehlo.and"}
+
+
+def _init_value(kind: str, d: DType) -> Any:
+    if kind in ("sum", "any"):
+        return 0
+    if kind in ("prod", "all"):
+        return 1
+    if d.kind == "b":
+        return kind == "min"
+    if d.kind in "iu":
+        ii = dt.iinfo(d)
+        return ii.min if kind == "max" else ii.max
+    return float("-inf") if kind == "max" else float("inf")
+
+
+def _infer_reduce(inputs: tuple, attrs: tuple) -> tuple:
+    kind, axes = attrs
+    s = inputs[0].shape
+    return tuple(d for i, d in enumerate(s) if i not in axes), inputs[0].dtype
+
+
+def _lower_reduce(e: Emitter, n: Any, a: list) -> str:
+    kind, axes = n.attrs
+    d = n.dtype
+    init = e.const(_init_value(kind, d), d)
+    body = e.scalar_body(_REDUCE_BODY[kind], d)
+    return e.op("stablehlo.reduce", [a[0], init], tensor_type(n.shape, d),
+                f"dimensions = {i64s(axes)}", region=body)
+
+
+# attrs: (kind, axes) with kind in sum/prod/max/min/any/all; input already of the result dtype
+define("reduce", _infer_reduce, _lower_reduce)
+
+
+def _infer_argreduce(inputs: tuple, attrs: tuple) -> tuple:
+    kind, axis = attrs
+    s = inputs[0].shape
+    return tuple(d for i, d in enumerate(s) if i != axis), dt.int64
+
+
+def _lower_argreduce(e: Emitter, n: Any, a: list) -> str:
+    """argmax/argmin: a two-operand reduce; ties and NaN pick the first index (as NumPy)."""
+    kind, axis = n.attrs
+    x = n.inputs[0]
+    d, i64 = x.dtype, dt.int64
+    idx = e.op("stablehlo.iota", [], tensor_type(x.shape, i64), f"iota_dimension = {axis} : i64")
+    tv, ti = tensor_type((), d), tensor_type((), i64)
+    va, ia, vb, ib = e.fresh(), e.fresh(), e.fresh(), e.fresh()
+
+    def body(b: Emitter) -> list:
+        direction = "GT" if kind == "max" else "LT"
+        better = compare(b, direction, va, vb, (), d)
+        eq = compare(b, "EQ", va, vb, (), d)
+        if d.kind in "fc":
+            a_nan = compare(b, "NE", va, va, (), d)
+            b_nan = compare(b, "NE", vb, vb, (), d)
+            b_ok = b.op("stablehlo.not", [b_nan], tensor_type((), dt.bool))
+            better = b.op("stablehlo.or", [better, b.op("stablehlo.and", [a_nan, b_ok],
+                                                          tensor_type((), dt.bool))],
+                          tensor_type((), dt.bool))
+            eq = b.op("stablehlo.or", [eq, b.op("stablehlo.and", [a_nan, b_nan],
+                                                  tensor_type((), dt.bool))],
+                      tensor_type((), dt.bool))
+        first = compare(b, "LT", ia, ib, (), i64)
+        tie = b.op("stablehlo.and", [eq, first], tensor_type((), dt.bool))
+        take = b.op("stablehlo.or", [better, tie], tensor_type((), dt.bool))
+        return [select(b, take, va, vb, (), d), select(b, take, ia, ib, (), i64)]
+
+    region = e.block([(va, tv), (ia, ti), (vb, tv), (ib, ti)], body)
+    init_v = e.const(_init_value(kind, d), d)
+    init_i = e.const(2**63 - 1, i64)
+    r = e.op("stablehlo.reduce", [a[0], idx, init_v, init_i],
+             [tensor_type(n.shape, d), tensor_type(n.shape, i64)],
+             f"dimensions = {i64s([axis])}", region=region)
+    return f"{r}#1"
+
+
+# attrs: (kind, axis); kind in max/min
+define("argreduce", _infer_argreduce, _lower_argreduce)

@@ -1,0 +1,424 @@
+"""The op table, part 2: every elementwise op, one row each.
+
+A row is ``name: (arity, category, result, kernel)``:
+- ``category`` is the dtype category the standard accepts (``_dtypes._CATEGORY``), checked at
+  record time (TypeError). ``float`` rows also accept integers and bools, promoted to the
+  default float as NumPy does (the standard leaves that unspecified).
+- ``result`` is ``same`` (the promoted dtype), ``bool``, ``real`` (complex -> its real type) or
+  ``float`` (promoted, then at least floating).
+- ``kernel(e, args, shape, dtype)`` writes StableHLO over operands already broadcast to the
+  result shape and converted to the compute dtype; it returns the result's SSA name.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import _dtypes as dt
+from ._dtypes import DType
+from ._lower import Emitter, tensor_type
+from ._ops import bcast, broadcast_shapes, compare, convert, define, select
+
+__all__ = ["ELEMENTWISE"]
+
+
+def _t(shape: tuple, d: DType) -> str:
+    return tensor_type(shape, d)
+
+
+def _simple(opname: str) -> Any:
+    return lambda e, a, s, d: e.op(opname, a, _t(s, d))
+
+
+def _full(e: Emitter, value: Any, s: tuple, d: DType) -> str:
+    return bcast(e, e.const(value, d), (), s, d)
+
+
+def _bool_op(opname: str, a: list, e: Emitter, s: tuple) -> str:
+    return e.op(opname, a, _t(s, dt.bool))
+
+
+def _cmp(direction: str) -> Any:
+    return lambda e, a, s, d: compare(e, direction, a[0], a[1], s, d)
+
+
+def _isnan(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind == "c":
+        r = e.op("stablehlo.real", a, _t(s, dt.REAL_OF[d]))
+        i = e.op("stablehlo.imag", a, _t(s, dt.REAL_OF[d]))
+        return _bool_op("stablehlo.or", [_isnan(e, [r], s, dt.REAL_OF[d]),
+                                         _isnan(e, [i], s, dt.REAL_OF[d])], e, s)
+    if d.kind != "f":
+        return _full(e, False, s, dt.bool)
+    return compare(e, "NE", a[0], a[0], s, d)
+
+
+def _isinf(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind == "c":
+        r = e.op("stablehlo.real", a, _t(s, dt.REAL_OF[d]))
+        i = e.op("stablehlo.imag", a, _t(s, dt.REAL_OF[d]))
+        return _bool_op("stablehlo.or", [_isinf(e, [r], s, dt.REAL_OF[d]),
+                                         _isinf(e, [i], s, dt.REAL_OF[d])], e, s)
+    if d.kind != "f":
+        return _full(e, False, s, dt.bool)
+    ab = e.op("stablehlo.abs", a, _t(s, d))
+    return compare(e, "EQ", ab, _full(e, float("inf"), s, d), s, d)
+
+
+def _isfinite(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind == "c":
+        r = e.op("stablehlo.real", a, _t(s, dt.REAL_OF[d]))
+        i = e.op("stablehlo.imag", a, _t(s, dt.REAL_OF[d]))
+        return _bool_op("stablehlo.and", [_isfinite(e, [r], s, dt.REAL_OF[d]),
+                                          _isfinite(e, [i], s, dt.REAL_OF[d])], e, s)
+    if d.kind != "f":
+        return _full(e, True, s, dt.bool)
+    return e.op("stablehlo.is_finite", a, _t(s, dt.bool))
+
+
+def _signbit(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    it = {16: dt.int16, 32: dt.int32, 64: dt.int64, 8: dt.int8}[d.bits]
+    bits = e.op("stablehlo.bitcast_convert", a, _t(s, it))
+    return compare(e, "LT", bits, _full(e, 0, s, it), s, it)
+
+
+def _trunc(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind != "f":
+        return a[0]
+    neg = compare(e, "LT", a[0], _full(e, 0, s, d), s, d)
+    return select(e, neg, e.op("stablehlo.ceil", a, _t(s, d)),
+                  e.op("stablehlo.floor", a, _t(s, d)), s, d)
+
+
+def _int_identity(opname: str) -> Any:
+    def k(e: Emitter, a: list, s: tuple, d: DType) -> str:
+        return a[0] if d.kind in "biu" else e.op(opname, a, _t(s, d))
+    return k
+
+
+def _round(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind in "biu":
+        return a[0]
+    if d.kind == "c":
+        rd = dt.REAL_OF[d]
+        parts = [e.op(p, a, _t(s, rd)) for p in ("stablehlo.real", "stablehlo.imag")]
+        parts = [e.op("stablehlo.round_nearest_even", [p], _t(s, rd)) for p in parts]
+        return e.op("stablehlo.complex", parts, _t(s, d))
+    return e.op("stablehlo.round_nearest_even", a, _t(s, d))
+
+
+def _log_base(base: float) -> Any:
+    def k(e: Emitter, a: list, s: tuple, d: DType) -> str:
+        ln = e.op("stablehlo.log", a, _t(s, d))
+        return e.op("stablehlo.divide", [ln, _full(e, math.log(base), s, d)], _t(s, d))
+    return k
+
+
+def _reciprocal(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    return e.op("stablehlo.divide", [_full(e, 1, s, d), a[0]], _t(s, d))
+
+
+def _square(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    return e.op("stablehlo.multiply", [a[0], a[0]], _t(s, d))
+
+
+def _conj(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind != "c":
+        return a[0]
+    rd = dt.REAL_OF[d]
+    r = e.op("stablehlo.real", a, _t(s, rd))
+    i = e.op("stablehlo.negate", [e.op("stablehlo.imag", a, _t(s, rd))], _t(s, rd))
+    return e.op("stablehlo.complex", [r, i], _t(s, d))
+
+
+def _real(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    return a[0] if d.kind != "c" else e.op("stablehlo.real", a, _t(s, dt.REAL_OF[d]))
+
+
+def _imag(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind != "c":
+        return _full(e, 0, s, d)
+    return e.op("stablehlo.imag", a, _t(s, dt.REAL_OF[d]))
+
+
+def _abs(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind in "bu":
+        return a[0]
+    return e.op("stablehlo.abs", a, _t(s, dt.REAL_OF.get(d, d)))
+
+
+def _sign(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind == "u":
+        return convert(e, compare(e, "NE", a[0], _full(e, 0, s, d), s, d), s, dt.bool, d)
+    return e.op("stablehlo.sign", a, _t(s, d))
+
+
+def _int_div(e: Emitter, a: list, s: tuple, d: DType, want: str) -> str:
+    """Floor division / remainder of integers with NumPy's rules (divisor 0 gives 0)."""
+    x, y = a
+    zero = _full(e, 0, s, d)
+    ynz = compare(e, "NE", y, zero, s, d)
+    one = _full(e, 1, s, d)
+    ysafe = select(e, ynz, y, one, s, d)
+    q = e.op("stablehlo.divide", [x, ysafe], _t(s, d))
+    r = e.op("stablehlo.remainder", [x, ysafe], _t(s, d))
+    if d.kind == "i":
+        rnz = compare(e, "NE", r, zero, s, d)
+        diff = compare(e, "NE", compare(e, "LT", r, zero, s, d),
+                       compare(e, "LT", ysafe, zero, s, d), s, dt.bool)
+        fix = _bool_op("stablehlo.and", [rnz, diff], e, s)
+        if want == "q":
+            q = select(e, fix, e.op("stablehlo.subtract", [q, one], _t(s, d)), q, s, d)
+        else:
+            r = select(e, fix, e.op("stablehlo.add", [r, ysafe], _t(s, d)), r, s, d)
+    return select(e, ynz, q if want == "q" else r, zero, s, d)
+
+
+def _remainder(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind in "iu":
+        return _int_div(e, a, s, d, "r")
+    x, y = a
+    zero = _full(e, 0, s, d)
+    r = e.op("stablehlo.remainder", [x, y], _t(s, d))  # C fmod: sign of x
+    rnz = compare(e, "NE", r, zero, s, d)
+    diff = compare(e, "NE", _signbit(e, [r], s, d), _signbit(e, [y], s, d), s, dt.bool)
+    fix = _bool_op("stablehlo.and", [rnz, diff], e, s)
+    r = select(e, fix, e.op("stablehlo.add", [r, y], _t(s, d)), r, s, d)
+    # a zero remainder takes the sign of the divisor (NumPy); infinite divisor keeps x when
+    # the signs agree (handled by fmod), NaN propagates through fmod.
+    return select(e, rnz, r, _copysign(e, [zero, y], s, d), s, d)
+
+
+def _floor_divide(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind in "iu":
+        return _int_div(e, a, s, d, "q")
+    x, y = a
+    # NumPy: div = (x - fmod(x, y)) / y, corrected so that x == div*y + mod, then floored
+    mod = e.op("stablehlo.remainder", [x, y], _t(s, d))
+    div = e.op("stablehlo.divide", [e.op("stablehlo.subtract", [x, mod], _t(s, d)), y], _t(s, d))
+    zero = _full(e, 0, s, d)
+    mnz = compare(e, "NE", mod, zero, s, d)
+    diff = compare(e, "NE", compare(e, "LT", y, zero, s, d),
+                   compare(e, "LT", mod, zero, s, d), s, dt.bool)
+    fix = _bool_op("stablehlo.and", [mnz, diff], e, s)
+    div = select(e, fix, e.op("stablehlo.subtract", [div, _full(e, 1, s, d)], _t(s, d)), div, s, d)
+    fl = e.op("stablehlo.floor", [div], _t(s, d))
+    big = compare(e, "GT", e.op("stablehlo.subtract", [div, fl], _t(s, d)),
+                  _full(e, 0.5, s, d), s, d)
+    fl = select(e, big, e.op("stablehlo.add", [fl, _full(e, 1, s, d)], _t(s, d)), fl, s, d)
+    dnz = compare(e, "NE", div, zero, s, d)
+    signed_zero = _copysign(e, [zero, e.op("stablehlo.divide", [x, y], _t(s, d))], s, d)
+    res = select(e, dnz, fl, signed_zero, s, d)
+    # y == 0 or non-finite operands: plain division rules (x / y), as NumPy
+    ynz = compare(e, "NE", y, zero, s, d)
+    plain = e.op("stablehlo.divide", [x, y], _t(s, d))
+    res = select(e, ynz, res, plain, s, d)
+    fin = _bool_op("stablehlo.and", [_isfinite(e, [x], s, d), _isfinite(e, [y], s, d)], e, s)
+    inf_y = _bool_op("stablehlo.and", [_isfinite(e, [x], s, d), _isinf(e, [y], s, d)], e, s)
+    # finite x over infinite y: 0 (or -1 when the signs differ and x != 0), as NumPy
+    xnz = compare(e, "NE", x, zero, s, d)
+    sdiff = compare(e, "NE", _signbit(e, [x], s, d), _signbit(e, [y], s, d), s, dt.bool)
+    neg1 = _bool_op("stablehlo.and", [xnz, sdiff], e, s)
+    inf_res = select(e, neg1, _full(e, -1, s, d), _copysign(e, [zero, plain], s, d), s, d)
+    other = select(e, inf_y, inf_res, plain, s, d)
+    nan = _full(e, float("nan"), s, d)
+    other = select(e, _isinf(e, [x], s, d), nan, other, s, d)
+    other = select(e, _bool_op("stablehlo.and", [_isinf(e, [x], s, d),
+                                                 compare(e, "EQ", y, zero, s, d)], e, s),
+                   plain, other, s, d)
+    return select(e, fin, res, other, s, d)
+
+
+def _copysign(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    mag = e.op("stablehlo.abs", [a[0]], _t(s, d))
+    neg = e.op("stablehlo.negate", [mag], _t(s, d))
+    return select(e, _signbit(e, [a[1]], s, d), neg, mag, s, d)
+
+
+def _hypot(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    x, y = (e.op("stablehlo.abs", [v], _t(s, d)) for v in a)
+    m = e.op("stablehlo.maximum", [x, y], _t(s, d))
+    n = e.op("stablehlo.minimum", [x, y], _t(s, d))
+    zero = _full(e, 0, s, d)
+    msafe = select(e, compare(e, "EQ", m, zero, s, d), _full(e, 1, s, d), m, s, d)
+    q = e.op("stablehlo.divide", [n, msafe], _t(s, d))
+    one_q2 = e.op("stablehlo.add", [_full(e, 1, s, d), _square(e, [q], s, d)], _t(s, d))
+    r = e.op("stablehlo.multiply", [m, e.op("stablehlo.sqrt", [one_q2], _t(s, d))], _t(s, d))
+    inf = _bool_op("stablehlo.or", [_isinf(e, [x], s, d), _isinf(e, [y], s, d)], e, s)
+    return select(e, inf, _full(e, float("inf"), s, d), r, s, d)
+
+
+def _logaddexp(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    x, y = a
+    m = e.op("stablehlo.maximum", [x, y], _t(s, d))
+    diff = e.op("stablehlo.abs", [e.op("stablehlo.subtract", [x, y], _t(s, d))], _t(s, d))
+    t = e.op("stablehlo.log_plus_one", [e.op("stablehlo.exponential", [
+        e.op("stablehlo.negate", [diff], _t(s, d))], _t(s, d))], _t(s, d))
+    r = e.op("stablehlo.add", [m, t], _t(s, d))
+    # equal infinities: x - y is NaN; the answer is the shared infinity
+    same_inf = _bool_op("stablehlo.and", [compare(e, "EQ", x, y, s, d), _isinf(e, [x], s, d)], e, s)
+    return select(e, same_inf, x, r, s, d)
+
+
+def _shift(kind: str) -> Any:
+    def k(e: Emitter, a: list, s: tuple, d: DType) -> str:
+        if kind == "left":
+            opname = "stablehlo.shift_left"
+        else:
+            opname = "stablehlo.shift_right_" + ("arithmetic" if d.kind == "i" else "logical")
+        return e.op(opname, a, _t(s, d))
+    return k
+
+
+def _logical(opname: str) -> Any:
+    return lambda e, a, s, d: e.op(opname, a, _t(s, d))
+
+
+def _pow(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    if d.kind == "b":
+        return _bool_op("stablehlo.or", [a[0], e.op("stablehlo.not", [a[1]], _t(s, d))], e, s)
+    return e.op("stablehlo.power", a, _t(s, d))
+
+
+def _minmax(opname: str) -> Any:
+    def k(e: Emitter, a: list, s: tuple, d: DType) -> str:
+        if d.kind == "b":
+            return e.op("stablehlo.or" if opname.endswith("maximum") else "stablehlo.and", a,
+                        _t(s, d))
+        return e.op(opname, a, _t(s, d))
+    return k
+
+
+def _arith(opname: str, bool_op: str) -> Any:
+    def k(e: Emitter, a: list, s: tuple, d: DType) -> str:
+        return e.op(bool_op if d.kind == "b" else opname, a, _t(s, d))
+    return k
+
+
+def _positive(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    return a[0]
+
+
+# name: (arity, category, result, kernel)
+ELEMENTWISE: dict[str, tuple[int, str, str, Any]] = {
+    "abs": (1, "numeric", "real", _abs),
+    "acos": (1, "float", "float", _simple("chlo.acos")),
+    "acosh": (1, "float", "float", _simple("chlo.acosh")),
+    "asin": (1, "float", "float", _simple("chlo.asin")),
+    "asinh": (1, "float", "float", _simple("chlo.asinh")),
+    "atan": (1, "float", "float", _simple("chlo.atan")),
+    "atanh": (1, "float", "float", _simple("chlo.atanh")),
+    "bitwise_invert": (1, "integer or boolean", "same", _simple("stablehlo.not")),
+    "ceil": (1, "real numeric", "same", _int_identity("stablehlo.ceil")),
+    "conj": (1, "numeric", "same", _conj),
+    "cos": (1, "float", "float", _simple("stablehlo.cosine")),
+    "cosh": (1, "float", "float", _simple("chlo.cosh")),
+    "exp": (1, "float", "float", _simple("stablehlo.exponential")),
+    "expm1": (1, "float", "float", _simple("stablehlo.exponential_minus_one")),
+    "floor": (1, "real numeric", "same", _int_identity("stablehlo.floor")),
+    "imag": (1, "numeric", "real", _imag),
+    "isfinite": (1, "numeric", "bool", _isfinite),
+    "isinf": (1, "numeric", "bool", _isinf),
+    "isnan": (1, "numeric", "bool", _isnan),
+    "log": (1, "float", "float", _simple("stablehlo.log")),
+    "log1p": (1, "float", "float", _simple("stablehlo.log_plus_one")),
+    "log2": (1, "float", "float", _log_base(2.0)),
+    "log10": (1, "float", "float", _log_base(10.0)),
+    "logical_not": (1, "any", "bool", _logical("stablehlo.not")),
+    "negative": (1, "numeric", "same", _simple("stablehlo.negate")),
+    "positive": (1, "numeric", "same", _positive),
+    "real": (1, "numeric", "real", _real),
+    "reciprocal": (1, "float", "float", _reciprocal),
+    "round": (1, "numeric", "same", _round),
+    "sign": (1, "numeric", "same", _sign),
+    "signbit": (1, "real floating-point", "bool", _signbit),
+    "sin": (1, "float", "float", _simple("stablehlo.sine")),
+    "sinh": (1, "float", "float", _simple("chlo.sinh")),
+    "sqrt": (1, "float", "float", _simple("stablehlo.sqrt")),
+    "square": (1, "numeric", "same", _square),
+    "tan": (1, "float", "float", _simple("chlo.tan")),
+    "tanh": (1, "float", "float", _simple("stablehlo.tanh")),
+    "trunc": (1, "real numeric", "same", _trunc),
+    "add": (2, "numeric", "same", _arith("stablehlo.add", "stablehlo.or")),
+    "atan2": (2, "real float", "float", _simple("stablehlo.atan2")),
+    "bitwise_and": (2, "integer or boolean", "same", _simple("stablehlo.and")),
+    "bitwise_left_shift": (2, "integer", "same", _shift("left")),
+    "bitwise_or": (2, "integer or boolean", "same", _simple("stablehlo.or")),
+    "bitwise_right_shift": (2, "integer", "same", _shift("right")),
+    "bitwise_xor": (2, "integer or boolean", "same", _simple("stablehlo.xor")),
+    "copysign": (2, "real float", "float", _copysign),
+    "divide": (2, "float", "float", _simple("stablehlo.divide")),
+    "equal": (2, "any", "bool", _cmp("EQ")),
+    "floor_divide": (2, "real numeric", "same", _floor_divide),
+    "greater": (2, "real numeric", "bool", _cmp("GT")),
+    "greater_equal": (2, "real numeric", "bool", _cmp("GE")),
+    "hypot": (2, "real float", "float", _hypot),
+    "less": (2, "real numeric", "bool", _cmp("LT")),
+    "less_equal": (2, "real numeric", "bool", _cmp("LE")),
+    "logaddexp": (2, "real float", "float", _logaddexp),
+    "logical_and": (2, "any", "bool", _logical("stablehlo.and")),
+    "logical_or": (2, "any", "bool", _logical("stablehlo.or")),
+    "logical_xor": (2, "any", "bool", _logical("stablehlo.xor")),
+    "maximum": (2, "real numeric", "same", _minmax("stablehlo.maximum")),
+    "minimum": (2, "real numeric", "same", _minmax("stablehlo.minimum")),
+    "multiply": (2, "numeric", "same", _arith("stablehlo.multiply", "stablehlo.and")),
+    "nextafter": (2, "real float", "float", _simple("chlo.next_after")),
+    "not_equal": (2, "any", "bool", _cmp("NE")),
+    "pow": (2, "numeric", "same", _pow),
+    "remainder": (2, "real numeric", "same", _remainder),
+    "subtract": (2, "numeric", "same", _simple("stablehlo.subtract")),
+}
+
+# categories accepted per row, beyond the strict ones in _dtypes (which check_category uses)
+_ACCEPT = {"float": "biufc", "real float": "biuf"}
+_LOGICAL = ("logical_and", "logical_or", "logical_xor", "logical_not")
+
+
+def _infer(name: str) -> Any:
+    arity, category, result, _k = ELEMENTWISE[name]
+
+    def infer(inputs: tuple, attrs: tuple) -> tuple:
+        shape = inputs[0].shape if arity == 1 else broadcast_shapes(*(x.shape for x in inputs))
+        return shape, attrs[1]
+    return infer
+
+
+def _lower(name: str) -> Any:
+    kernel = ELEMENTWISE[name][3]
+
+    def lower(e: Emitter, n: Any, a: list) -> str:
+        cd = n.attrs[0]
+        args = [bcast(e, convert(e, v, x.shape, x.dtype, cd), x.shape, n.shape, cd)
+                for v, x in zip(a, n.inputs)]
+        return kernel(e, args, n.shape, cd)
+    return lower
+
+
+def dtypes_for(name: str, in_dtypes: list[DType]) -> tuple[DType, DType]:
+    """(compute dtype, result dtype) for op ``name``; TypeError for dtypes it does not take."""
+    arity, category, result, _k = ELEMENTWISE[name]
+    cd = in_dtypes[0]
+    for d in in_dtypes[1:]:
+        cd = dt.promote(cd, d)
+    accept = _ACCEPT.get(category)
+    if accept is None:
+        for d in in_dtypes:
+            dt.check_category(d, category, name)
+    elif any(d.kind not in accept for d in in_dtypes):
+        raise TypeError(f"{name}() does not accept dtype "
+                        f"{', '.join(d.name for d in in_dtypes)} (needs "
+                        f"{'real ' if category == 'real float' else ''}floating-point dtypes)")
+    if name in _LOGICAL:
+        cd = dt.bool
+    if result == "float" and cd.kind in "biu":
+        cd = dt.default_float
+    if result in ("same", "float"):
+        return cd, cd
+    if result == "bool":
+        return cd, dt.bool
+    return cd, dt.REAL_OF.get(cd, cd)  # real
+
+
+for _name in ELEMENTWISE:
+    define(_name, _infer(_name), _lower(_name))

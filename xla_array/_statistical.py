@@ -1,0 +1,140 @@
+"""Reductions and statistics: sum, prod, max, min, mean, var, std, all, any.
+
+Dtype rules of the standard: ``sum``/``prod`` of signed (or bool) integers accumulate in the
+default integer dtype (int64), of unsigned integers in uint64; floats and complex keep their
+dtype unless ``dtype=`` says otherwise. ``mean``/``var``/``std`` of integers give float64
+(NumPy's choice; the standard leaves integer input unspecified).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import _axes, _dtypes
+from ._array import Array, wrap
+from ._data_types import astype
+from ._dtypes import DType
+from ._graph import record
+from ._ops import OPS
+
+__all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any"]
+
+_builtin_any = any
+
+
+def _arr(x: Any, fname: str) -> Array:
+    if not isinstance(x, Array):
+        raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
+    return x
+
+
+def _keep(out: Array, x: Array, ax: tuple, keepdims: bool) -> Array:
+    if not keepdims:
+        return out
+    from ._manipulation import reshape
+    return reshape(out, tuple(1 if i in ax else d for i, d in enumerate(x.shape)))
+
+
+def reduce(kind: str, x: Array, axis: Any, keepdims: bool, dtype: DType,
+           fname: str) -> Array:
+    """Record reduction ``kind`` of ``x`` (cast to ``dtype``) over ``axis``."""
+    ax = _axes.axes(axis, x.ndim, fname)
+    src = astype(x, dtype, copy=False)
+    if not ax:
+        return src
+    out = wrap(record(OPS["reduce"], (src._node,), (kind, ax)))
+    return _keep(out, x, ax, keepdims)
+
+
+def _acc_dtype(x: Array, dtype: Any, fname: str) -> DType:
+    if dtype is not None:
+        d = _dtypes.as_dtype(dtype)
+        if d.kind == "b" or (x.dtype.kind == "c" and d.kind != "c"):
+            raise TypeError(f"{fname}(): cannot accumulate {x.dtype.name} in {d.name}")
+        return d
+    k = x.dtype.kind
+    if k in "bi":
+        return _dtypes.default_int
+    if k == "u":
+        return _dtypes.uint64
+    return x.dtype
+
+
+def sum(x: Array, /, *, axis: Any = None, dtype: Any = None,  # noqa: A001
+        keepdims: bool = False) -> Array:
+    x = _arr(x, "sum")
+    return reduce("sum", x, axis, keepdims, _acc_dtype(x, dtype, "sum"), "sum")
+
+
+def prod(x: Array, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+    x = _arr(x, "prod")
+    return reduce("prod", x, axis, keepdims, _acc_dtype(x, dtype, "prod"), "prod")
+
+
+def _extreme(kind: str, x: Any, axis: Any, keepdims: bool) -> Array:
+    x = _arr(x, kind)
+    if x.dtype.kind == "c":
+        raise TypeError(f"{kind}() does not accept complex arrays (no ordering)")
+    ax = _axes.axes(axis, x.ndim, kind)
+    if _builtin_any(x.shape[a] == 0 for a in ax):
+        raise ValueError(f"{kind}() of an empty axis has no identity (shape {x.shape})")
+    return reduce(kind, x, ax, keepdims, x.dtype, kind)
+
+
+def max(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
+    return _extreme("max", x, axis, keepdims)
+
+
+def min(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
+    return _extreme("min", x, axis, keepdims)
+
+
+def _float_of(x: Array, fname: str) -> DType:
+    if x.dtype.kind in "biu":
+        return _dtypes.default_float
+    return x.dtype
+
+
+def _count(x: Array, ax: tuple) -> int:
+    return math.prod(x.shape[a] for a in ax)
+
+
+def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
+    x = _arr(x, "mean")
+    d = _float_of(x, "mean")
+    ax = _axes.axes(axis, x.ndim, "mean")
+    s = reduce("sum", x, ax, keepdims, d, "mean")
+    n = _count(x, ax)
+    return s / n if n else s * float("nan")
+
+
+def var(x: Array, /, *, axis: Any = None, correction: int | float = 0.0,
+        keepdims: bool = False) -> Array:
+    x = _arr(x, "var")
+    if x.dtype.kind == "c":
+        raise TypeError("var() takes real arrays")
+    d = _float_of(x, "var")
+    ax = _axes.axes(axis, x.ndim, "var")
+    xf = astype(x, d, copy=False)
+    m = mean(xf, axis=ax, keepdims=True)
+    dev = xf - m
+    ss = reduce("sum", dev * dev, ax, keepdims, d, "var")
+    n = _count(x, ax) - correction
+    return ss / n if n > 0 else ss * float("nan")
+
+
+def std(x: Array, /, *, axis: Any = None, correction: int | float = 0.0,
+        keepdims: bool = False) -> Array:
+    from ._elementwise import sqrt
+    return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def all(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
+    x = _arr(x, "all")
+    return reduce("all", x, axis, keepdims, _dtypes.bool, "all")
+
+
+def any(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
+    x = _arr(x, "any")
+    return reduce("any", x, axis, keepdims, _dtypes.bool, "any")
