@@ -14,6 +14,7 @@ Stdlib + pytest only (the suite itself needs hypothesis, ndindex, pytest-json-re
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -55,11 +56,12 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def make_env(module, version):
+def make_env(module, version, seed):
     env = dict(os.environ)
     env["ARRAY_API_TESTS_MODULE"] = module
     env["ARRAY_API_TESTS_VERSION"] = version
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [x for x in [env.get("PYTHONPATH")] if x])
+    env["CONFORMANCE_SEED"] = str(seed)  # read by pytest_runtest_setup below
     env.setdefault("PYTHONHASHSEED", "0")  # set/dict order feeds Hypothesis draws; keep runs comparable
     if module.split(".")[0] == "array_api_strict":
         # array-api-strict reports/behaves as the version its flag selects; keep it in step.
@@ -77,8 +79,19 @@ def probe(suite, env):
     sys.exit(f"error: could not import the module through the suite:\n{r.stdout}{r.stderr}")
 
 
-def pytest_cmd(args, targets, report, disabled):
-    cmd = [sys.executable, "-m", "pytest", *targets, "-p", "no:cacheprovider", "-q", "--tb=short",
+def pytest_runtest_setup(item):
+    """Hook used when this file is loaded as a pytest plugin (-p conformance.run).
+
+    Some suite tests are not @given tests and draw with strategy.example(), which shuffles
+    with the global `random` (ignores --hypothesis-seed); seed it per test for stable runs."""
+    seed = os.environ.get("CONFORMANCE_SEED")
+    if seed is not None:
+        random.seed(f"{seed}:{item.nodeid}")
+
+
+def build_cmd(args, targets, report, disabled):
+    cmd = [sys.executable, "-m", "pytest", *targets, "-p", "no:cacheprovider", "-p", "conformance.run",
+           "-q", "--tb=short",
            f"--max-examples={args.max_examples}", f"--hypothesis-seed={args.seed}"]
     if disabled:  # nargs="+" option: keep it before another option
         cmd += ["--disable-extension", *disabled]
@@ -105,9 +118,9 @@ def run_one(args, env, targets, report, disabled):
     shutil.rmtree(hyp, ignore_errors=True)
     env = dict(env, HYPOTHESIS_STORAGE_DIRECTORY=str(hyp))
     with open(log, "w") as fh:
-        fh.write(" ".join(pytest_cmd(args, targets, report, disabled)) + "\n\n")
+        fh.write(" ".join(build_cmd(args, targets, report, disabled)) + "\n\n")
         fh.flush()
-        rc = subprocess.call(pytest_cmd(args, targets, report, disabled), cwd=args.suite, env=env,
+        rc = subprocess.call(build_cmd(args, targets, report, disabled), cwd=args.suite, env=env,
                              stdout=fh, stderr=subprocess.STDOUT)
     tests = []
     if report.exists():
@@ -130,7 +143,7 @@ def crash_message(t):
 
 
 def run_version(args, version, report_dir):
-    env = make_env(args.module, version)
+    env = make_env(args.module, version, args.seed)
     info = probe(args.suite, env)
     disabled = [e for e in EXTENSIONS if e not in info["extensions"]]
     print(f"\n=== {info['name']}  ARRAY_API_TESTS_VERSION={version}  "

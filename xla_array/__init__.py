@@ -29,6 +29,19 @@ from ._manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims,
 from ._materialize import materialize
 from ._searching import argmax, argmin, where
 from ._statistical import all, any, max, mean, min, prod, std, sum, var
+from ._statistical import *  # noqa: F403
+from ._statistical import __all__ as _statistical_all
+from ._searching import *  # noqa: F403
+from ._searching import __all__ as _searching_all
+from ._sorting import *  # noqa: F403
+from ._sorting import __all__ as _sorting_all
+from ._set import *  # noqa: F403
+from ._set import __all__ as _set_all
+from ._utility import *  # noqa: F403
+from ._utility import __all__ as _utility_all
+from ._advanced import *  # noqa: F403
+from ._advanced import __all__ as _advanced_all
+from . import fft, linalg  # noqa: E402  (extensions)
 
 __array_api_version__ = DEFAULT_VERSION
 __version__ = "0.1.0"
@@ -52,5 +65,7 @@ __all__ = [
     "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
     "permute_dims", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
     "argmax", "argmin", "where", "all", "any", "max", "mean", "min", "prod", "std", "sum", "var",
-    *_elementwise_all,
+    *_elementwise_all, *_statistical_all, *_searching_all, *_sorting_all, *_set_all,
+    *_utility_all, *_advanced_all, "fft", "linalg",
 ]
+__all__ = sorted(set(__all__), key=__all__.index)

@@ -211,7 +211,7 @@ class Array:
 
 def wrap(node: Node) -> Array:
     """Make an Array of a freshly recorded node, flushing long pending graphs."""
-    if node.depth > _flags.get("max_pending"):
+    if node.depth > _flags._values["max_pending"]:
         _metrics.count("auto_flushes")
         materialize_nodes([node], "auto_flush")
     return Array(node)
@@ -229,6 +229,16 @@ def host_leaf(x: np.ndarray, device: Any, dtype: DType | None = None) -> Node:
 def as_node(x: Any, like: Node | None, fname: str) -> Node:
     """The node of an operand: an Array, a Python scalar (a weak runtime parameter shaped by
     ``like``), a NumPy scalar (a strongly typed parameter) or a NumPy array (copied over)."""
+    t = type(x)
+    if t is Array:
+        return x._node
+    if t is float or t is int:
+        if like is None:
+            raise TypeError(f"{fname}() needs at least one array argument")
+        d = _dtypes.weak_result(like.dtype, x)
+        if t is int and d.kind in "iu":
+            _check_range(x, d, fname)
+        return scalar_leaf(x, d, like.device)
     if isinstance(x, Array):
         return x._node
     if isinstance(x, np.generic):
@@ -256,6 +266,15 @@ def _check_range(x: Any, d: DType, fname: str) -> None:
 
 def operand_nodes(fname: str, *xs: Any) -> list[Node]:
     """Nodes of an op's operands, with Python scalars typed after the first array operand."""
+    if len(xs) == 2:  # fast path: array op array, array op Python scalar
+        a, b = xs
+        if type(a) is Array:
+            if type(b) is Array:
+                return [a._node, b._node]
+            if type(b) in _PYSCALAR:
+                return [a._node, as_node(b, a._node, fname)]
+        elif type(b) is Array and type(a) in _PYSCALAR:
+            return [as_node(a, b._node, fname), b._node]
     nodes: list[Node | None] = [None] * len(xs)
     like = None
     for i, x in enumerate(xs):

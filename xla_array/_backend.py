@@ -236,6 +236,8 @@ _PLAIN = frozenset(np.dtype(t) for t in (
     np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
     np.float16, np.float32, np.float64, np.complex64, np.complex128))
 _PACKED4 = {np.dtype(ml_dtypes.int4): True, np.dtype(ml_dtypes.uint4): False}  # -> signed
+_EXTENDED = frozenset(np.dtype(t) for t in (
+    ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2)) | _PACKED4.keys()
 
 
 def put(x: np.ndarray, device: Any, *, owned: bool = False) -> Any:
@@ -249,6 +251,8 @@ def put(x: np.ndarray, device: Any, *, owned: bool = False) -> Any:
         x = np.asarray(x)
     if not x.flags.c_contiguous:
         x = np.ascontiguousarray(x)
+    if not x.dtype.isnative:
+        x = x.astype(x.dtype.newbyteorder("="))
     host = None
     if device.platform != "cpu":
         sem = _SEM.IMMUTABLE_UNTIL_TRANSFER_COMPLETES if owned else _SEM.IMMUTABLE_ONLY_DURING_CALL
@@ -259,6 +263,8 @@ def put(x: np.ndarray, device: Any, *, owned: bool = False) -> Any:
             x, sem = _aligned_copy(x), _SEM.ZERO_COPY
         else:
             sem = _SEM.IMMUTABLE_ONLY_DURING_CALL
+    elif x.dtype not in _EXTENDED:
+        raise TypeError(f"xla_array cannot store dtype {x.dtype} on a device")
     else:
         # ml_dtypes: jaxlib can only read these back through paths that import jax for
         # buffers made by device_put, so keep a read-only host copy on the aval. For
@@ -495,12 +501,17 @@ class Executable:
             raise BackendError(str(e)) from None
 
     def _lookup(self, out_specs: list[tuple[tuple[int, ...], np.dtype]]) -> list[Any]:
-        key = tuple((tuple(shape), np.dtype(dtype)) for shape, dtype in out_specs)
-        handlers = self._handlers.get(key)
+        try:
+            key = tuple(out_specs)
+            handlers = self._handlers.get(key)
+        except TypeError:  # a shape given as a list
+            key = tuple((tuple(shape), dtype) for shape, dtype in out_specs)
+            handlers = self._handlers.get(key)
         if handlers is None:
             shardings = self._output_shardings(len(key))
             handlers = [
-                xc.array_result_handler(_Aval(shape, dtype), sharding, True, **_RESULT_HANDLER_KW)
+                xc.array_result_handler(_Aval(tuple(shape), np.dtype(dtype)), sharding, True,
+                                        **_RESULT_HANDLER_KW)
                 for (shape, dtype), sharding in zip(key, shardings, strict=True)
             ]
             self._handlers[key] = handlers

@@ -45,11 +45,7 @@ class DType:
 
     __str__ = __repr__
 
-    def __eq__(self, other: object) -> _builtin_bool:
-        return self is other
-
-    def __hash__(self) -> int:
-        return hash(self.name)
+    # equality and hashing are by identity (the default): one object per dtype, and fast
 
     def __reduce__(self) -> str:
         return self.name
@@ -152,6 +148,8 @@ def promote(a: DType, b: DType) -> DType:
 def weak_result(d: DType, value: Any) -> DType:
     """Dtype of ``array(d) op python_scalar`` (NEP 50 weak scalars, as the standard asks)."""
     t = type(value)
+    if t is float:
+        return d if d.kind in "fc" else default_float
     if t is _builtin_bool or isinstance(value, (np.bool_,)):
         return d
     if isinstance(value, int):

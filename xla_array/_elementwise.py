@@ -20,8 +20,14 @@ __all__ = sorted(ELEMENTWISE) + ["clip"]
 def apply(name: str, *xs: Any) -> Array:
     """Record elementwise op ``name`` on arrays and/or Python scalars."""
     nodes = operand_nodes(name, *xs)
-    cd, od = dtypes_for(name, [n.dtype for n in nodes])
-    return wrap(record(OPS[name], tuple(nodes), (cd, od)))
+    key = (name, *[n.dtype for n in nodes])
+    attrs = _ATTRS.get(key)
+    if attrs is None:  # dtype rule (raises TypeError for bad dtypes), memoized per dtypes
+        attrs = _ATTRS[key] = dtypes_for(name, list(key[1:]))
+    return wrap(record(OPS[name], tuple(nodes), attrs))
+
+
+_ATTRS: dict[tuple, tuple] = {}
 
 
 def _make(name: str, arity: int) -> Any:

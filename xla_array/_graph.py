@@ -48,7 +48,7 @@ SCALAR = OpDef("scalar", None, None)
 
 class Node:
     __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "value",
-                 "depth", "users", "where", "sig", "__weakref__")
+                 "depth", "users", "where", "__weakref__")
 
     def __init__(self, op: OpDef, inputs: tuple, attrs: tuple, shape: tuple, dtype: DType,
                  device: Any, depth: int, where: Any) -> None:
@@ -63,7 +63,6 @@ class Node:
         self.depth = depth
         self.users = 0  # number of Array handles on this node
         self.where = where  # (filename, lineno) of the user frame that recorded it
-        self.sig = (op.name, attrs, shape, dtype.name)
 
     @property
     def pending(self) -> bool:
@@ -75,7 +74,6 @@ class Node:
         self.inputs = ()
         self.op = BUFFER
         self.depth = 0
-        self.sig = ("buffer", (), self.shape, self.dtype.name)
 
     def __repr__(self) -> str:
         return f"<node {self.op.name} {self.dtype.name}{list(self.shape)}>"
@@ -94,27 +92,40 @@ def scalar_leaf(value: Any, dtype: DType, device: Any) -> Node:
     return n
 
 
+_internal: dict[str, bool] = {}
+
+
 def user_frame() -> tuple[str, int]:
     """(filename, line) of the innermost frame outside the xla_array package."""
     f = sys._getframe(1)
-    while f is not None and f.f_code.co_filename.startswith(_PKG_DIR):
+    while f is not None:
+        fn = f.f_code.co_filename
+        inside = _internal.get(fn)
+        if inside is None:
+            inside = _internal[fn] = fn.startswith(_PKG_DIR)
+        if not inside:
+            return (fn, f.f_lineno)
         f = f.f_back
-    if f is None:
-        return ("<unknown>", 0)
-    return (f.f_code.co_filename, f.f_lineno)
+    return ("<unknown>", 0)
 
 
 def record(op: OpDef, inputs: tuple, attrs: tuple = (), device: Any = None) -> Node:
     """Validate (op.infer) and create a node. Raises at the caller's line on bad input."""
     shape, dtype = op.infer(inputs, attrs)
+    depth = 0
     if device is None:
         device = inputs[0].device
         for x in inputs:
-            if x.device != device and x.op is not SCALAR:
+            if x.device is not device and x.op is not SCALAR and x.device != device:
                 raise ValueError(f"{op.name}(): arrays are on different devices "
                                  f"({device} and {x.device}); move one with to_device()")
-    depth = 1 + max((x.depth for x in inputs), default=0)
-    return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth, user_frame())
+            if x.depth > depth:
+                depth = x.depth
+    else:
+        for x in inputs:
+            if x.depth > depth:
+                depth = x.depth
+    return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + 1, user_frame())
 
 
 def toposort(roots: list[Node]) -> tuple[list[Node], list[Node], list[Node]]:
@@ -168,7 +179,8 @@ def structure_key(order: list[Node], bufs: list[Node], scalars: list[Node],
                         tuple(n.dtype.name for n in scalars)]
     for j, n in enumerate(order):
         index[id(n)] = base + j
-        parts.append((n.sig, tuple([index[id(x)] for x in n.inputs])))
+        parts.append((n.op.name, n.attrs, n.shape, n.dtype.name,
+                      tuple([index[id(x)] for x in n.inputs])))
     parts.append(tuple([index[id(n)] for n in outputs]))
     return tuple(parts)
 

@@ -26,6 +26,12 @@ def add_time(name: str, seconds: float) -> None:
         _seconds[name] += seconds
 
 
+def executed(seconds: float) -> None:
+    with _lock:
+        _counts["executions"] += 1
+        _seconds["execute_seconds"] += seconds
+
+
 def materialization(cause: str, where: str) -> None:
     with _lock:
         _counts["materializations"] += 1

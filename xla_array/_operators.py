@@ -16,6 +16,7 @@ from ._array import Array
 from ._linalg_basic import matmul
 
 _OK = (Array, bool, int, float, complex, np.ndarray, np.generic)
+_FAST = frozenset((Array, int, float))
 
 # dunder stem -> (function, has reflected form, has in-place form)
 BINARY: dict[str, tuple[Any, bool, bool]] = {
@@ -54,6 +55,8 @@ def _as_operand(other: Any, fn: Any) -> Any:
 
 def _make(stem: str, fn: Any, reflected: bool, inplace: bool) -> None:
     def forward(self: Array, other: Any) -> Any:
+        if type(other) in _FAST:
+            return fn(self, other)
         if not isinstance(other, _OK):
             return NotImplemented
         other = _as_operand(other, fn)

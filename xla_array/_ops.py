@@ -31,6 +31,12 @@ def define(name: str, infer: Any, lower: Any, nout: int = 1) -> OpDef:
 
 def broadcast_shapes(*shapes: tuple) -> tuple:
     """NumPy broadcasting; ValueError naming the shapes when they do not broadcast."""
+    if len(shapes) == 2:
+        a, b = shapes
+        if a == b or not b:
+            return a
+        if not a:
+            return b
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:
@@ -321,3 +327,12 @@ def _lower_argreduce(e: Emitter, n: Any, a: list) -> str:
 
 # attrs: (kind, axis); kind in max/min
 define("argreduce", _infer_argreduce, _lower_argreduce)
+
+
+def record_multi(op: OpDef, inputs: tuple, attrs: tuple,
+                 outs: list[tuple[tuple, DType]]) -> list:
+    """Record a multi-result op (``op.nout > 1``; its ``infer`` returns ``((), bool)``) and one
+    ``get`` node per result; returns the ``get`` nodes (what Arrays should hold)."""
+    from ._graph import record
+    m = record(op, inputs, attrs)
+    return [record(OPS["get"], (m,), (i, tuple(s), d)) for i, (s, d) in enumerate(outs)]

@@ -379,7 +379,10 @@ def _infer(name: str) -> Any:
     arity, category, result, _k = ELEMENTWISE[name]
 
     def infer(inputs: tuple, attrs: tuple) -> tuple:
-        shape = inputs[0].shape if arity == 1 else broadcast_shapes(*(x.shape for x in inputs))
+        if arity == 1:
+            return inputs[0].shape, attrs[1]
+        a, b = inputs
+        shape = a.shape if a.shape == b.shape else broadcast_shapes(a.shape, b.shape)
         return shape, attrs[1]
     return infer
 

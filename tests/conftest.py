@@ -1,0 +1,22 @@
+import os
+
+import pytest
+from hypothesis import settings
+
+# Refuse stray settings from the environment: tests set what they need explicitly.
+for _k in list(os.environ):
+    if _k.startswith("XLA_ARRAY_") and _k != "XLA_ARRAY_CPU_DEVICES":
+        del os.environ[_k]
+
+settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True,
+                          print_blob=True)
+settings.register_profile("dev", max_examples=30, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def metrics():
+    """Reset the metrics and return a function reading the current ones."""
+    import xla_array as xp
+    xp.debug.reset_metrics()
+    return xp.debug.metrics

@@ -1,0 +1,3 @@
+"""The fft extension (being written)."""
+
+__all__: list[str] = []
