@@ -105,28 +105,29 @@ def w_tiny(xp, x):
     return x
 
 
-GD_STEPS = 50
+GD_STEPS = 50   # 10 with --quick (each xla_array compile of the unrolled loop is the slow part)
 
 
 def gd_step(xp, X, y, w):
     return w - 0.01 * (X.T @ (X @ w - y))
 
 
-def w_gd(xp, X, y, w):
-    for _ in range(GD_STEPS):
-        w = gd_step(xp, X, y, w)
-    return w
-
-
-def jit_gd(jax, jnp):
-    """jax.jit variant of workload 9: jit of one step, called GD_STEPS times."""
-    step = jax.jit(lambda X, y, w: gd_step(jnp, X, y, w))
-
-    def run(X, y, w):
-        for _ in range(GD_STEPS):
-            w = step(X, y, w)
+def make_gd(steps: int) -> tuple[Callable, Callable]:
+    """Workload 9 as (f(xp, X, y, w), jit factory: jit of one step called `steps` times)."""
+    def w_gd(xp, X, y, w):
+        for _ in range(steps):
+            w = gd_step(xp, X, y, w)
         return w
-    return run
+
+    def jit_gd(jax, jnp):
+        step = jax.jit(lambda X, y, w: gd_step(jnp, X, y, w))
+
+        def run(X, y, w):
+            for _ in range(steps):
+                w = step(X, y, w)
+            return w
+        return run
+    return w_gd, jit_gd
 
 
 def _normal(rng, shape, scale=1.0):
@@ -145,6 +146,8 @@ def make_workloads(quick: bool) -> list[dict]:
     n6 = 10_000 if q else 100_000
     n7 = 400 if q else 2000
     n9 = 2_000 if q else 10_000
+    steps9 = 10 if q else GD_STEPS
+    w_gd, jit_gd = make_gd(steps9)
     return [
         dict(id="1", name="elementwise chain (8 ops) + sum", size=f"3 x {n1:,} f32", fn=w_chain,
              inputs=lambda r: [_normal(r, n1), _normal(r, n1), _normal(r, n1)]),
@@ -170,7 +173,7 @@ def make_workloads(quick: bool) -> list[dict]:
         dict(id="8", name="100 small ops (x*w, x+s) on 1000 elems", size="1,000 f32, 100 ops",
              fn=w_tiny, inputs=lambda r: [_normal(r, 1000)]),
         # X scaled by 0.1 so that lr=0.01 is stable (0.01 * lambda_max(X.T X) ~ 1.2 < 2).
-        dict(id="9", name=f"GD loop: {GD_STEPS}x w -= 0.01*X.T@(X@w-y)",
+        dict(id="9", name=f"GD loop: {steps9}x w -= 0.01*X.T@(X@w-y)",
              size=f"X {n9:,}x100 f32", fn=w_gd, jit_factory=jit_gd,
              inputs=lambda r: [_normal(r, (n9, 100), 0.1), _normal(r, n9),
                                np.zeros(100, np.float32)]),
@@ -237,14 +240,27 @@ class XlaArrayC(Contender):
 
     def __init__(self, mod):
         self.xp = self.mod = mod
-        # materialize() forces the graph; if execution is asynchronous, also wait for the
-        # device. Use a public blocking hook if the library offers one (checked by name).
-        self._block = None
-        for holder, attr in ((mod, "block_until_ready"), (getattr(mod, "debug", None),
-                                                          "block_until_ready")):
+        # materialize() dispatches the executable; on an asynchronous PJRT client it may return
+        # before the device is done. JAX's column waits (block_until_ready), so this one must
+        # too: use a public blocking hook when the library has one, else its backend's block()
+        # on the result buffer (private API, guarded), else nothing (and say so).
+        self._block: Callable[[Any], None] | None = None
+        self.block_method = "none (timings may be dispatch-only)"
+        for holder, attr in ((mod, "block_until_ready"),
+                             (getattr(mod, "debug", None), "block_until_ready")):
             if holder is not None and callable(getattr(holder, attr, None)):
                 self._block = getattr(holder, attr)
+                self.block_method = f"public {getattr(holder, '__name__', '?')}.{attr}"
                 break
+        else:
+            backend = getattr(mod, "_backend", None)
+            if backend is not None and callable(getattr(backend, "block", None)):
+                def _block(result, _b=backend.block):
+                    buf = getattr(getattr(result, "_node", None), "buffer", None)
+                    if buf is not None:
+                        _b([buf])
+                self._block = _block
+                self.block_method = "private _backend.block([result._node.buffer])"
 
     def convert(self, arr):
         a = self.mod.asarray(arr)
@@ -292,7 +308,9 @@ def load_contenders(wanted: list[str]) -> tuple[list[Contender], dict[str, str],
             import xla_array
             versions["xla_array"] = getattr(xla_array, "__version__", "?")
             versions["xla_array_path"] = str(getattr(xla_array, "__file__", None))
-            out.append(XlaArrayC(xla_array))
+            xc = XlaArrayC(xla_array)
+            versions["xla_array_block"] = xc.block_method
+            out.append(xc)
         except Exception as exc:
             errors["xla_array"] = _err(exc)
             versions["xla_array_import_traceback"] = traceback.format_exc()
@@ -302,6 +320,38 @@ def load_contenders(wanted: list[str]) -> tuple[list[Contender], dict[str, str],
 # --------------------------------------------------------------------------------------------
 # Measurement
 # --------------------------------------------------------------------------------------------
+
+
+def _cpu_snapshot() -> tuple[float, float, float]:
+    """(wall s, whole-machine busy CPU s, this process's CPU s) for background-load estimates."""
+    try:
+        with open("/proc/stat") as fh:
+            f = [int(v) for v in fh.readline().split()[1:]]
+        tick = os.sysconf("SC_CLK_TCK")
+        busy = (sum(f[:8]) - f[3] - f[4]) / tick          # all but idle and iowait
+    except (OSError, ValueError, IndexError):
+        busy = float("nan")
+    t = os.times()
+    return time.perf_counter(), busy, t.user + t.system
+
+
+def _bg_load(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    """Fraction of the machine's CPUs used by other processes between snapshots a and b."""
+    wall = b[0] - a[0]
+    if wall <= 0:
+        return float("nan")
+    return max(0.0, ((b[1] - a[1]) - (b[2] - a[2])) / (wall * (os.cpu_count() or 1)))
+
+
+def wait_quiet(max_s: float, threshold: float = 0.5) -> float:
+    """Wait (up to max_s) until other processes use < threshold of the CPUs; returns s waited."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < max_s:
+        a = _cpu_snapshot()
+        time.sleep(0.5)
+        if not _bg_load(a, _cpu_snapshot()) >= threshold:
+            break
+    return time.perf_counter() - t0
 
 
 def _check(ref: np.ndarray, got: np.ndarray) -> dict:
@@ -355,6 +405,9 @@ def bench_workload(wl: dict, contenders: list[Contender], import_errors: dict, a
             rec["traceback"] = traceback.format_exc()
 
     # Interleaved timed samples, contender order rotating each repeat.
+    if args.wait_quiet > 0:
+        res["waited_s"] = round(wait_quiet(args.wait_quiet), 2)
+    snap0 = _cpu_snapshot()
     for rep in range(args.repeats):
         k = rep % len(live) if live else 0
         for c, f, arrs, rec in live[k:] + live[:k]:
@@ -372,6 +425,7 @@ def bench_workload(wl: dict, contenders: list[Contender], import_errors: dict, a
             except Exception as exc:
                 rec["error"] = _err(exc)
                 rec["traceback"] = traceback.format_exc()
+    res["bg_load"] = _bg_load(snap0, _cpu_snapshot())
     for c, f, arrs, rec in live:
         if isinstance(c, XlaArrayC) and "error" not in rec:
             try:
@@ -412,31 +466,64 @@ def bench_overheads(contenders: list[Contender], args) -> dict:
     by_name = {c.name: c for c in contenders}
 
     def rows_add(key, label, fn):
+        row = res.setdefault(key, {})
+        row["label"] = label
         try:
-            res[key] = {"label": label, "us": fn()}
+            row["us"] = fn()
         except Exception as exc:
-            res[key] = {"label": label, "error": _err(exc), "traceback": traceback.format_exc()}
+            row.update(error=_err(exc), traceback=traceback.format_exc())
 
     xc = by_name.get("xla_array")
     if isinstance(xc, XlaArrayC):
         xp = xc.mod
 
-        def record_cost():
-            x = xp.asarray(x8)
-            xp.materialize(x)
-            gc.collect()
-            xc.reset_metrics()
-            t0 = time.perf_counter()
-            for _ in range(n_rec):
-                x = x + 1.0
-            dt = time.perf_counter() - t0
-            res["record_metrics"] = xc.metrics()   # non-zero executions => auto-flush
-            del x
-            gc.collect()
-            return dt / n_rec * 1e6
+        def record_chain(tag):
+            def run():
+                x = xp.asarray(x8)
+                xp.materialize(x)
+                gc.collect()
+                xc.reset_metrics()
+                t0 = time.perf_counter()
+                for _ in range(n_rec):
+                    x = x + 1.0
+                dt = time.perf_counter() - t0
+                m = xc.metrics()          # executions > 0 => the library auto-flushed
+                res[f"record_metrics_{tag}"] = m
+                del x
+                gc.collect()
+                res[f"xla_record_{tag}"]["extra"] = (
+                    f"auto-flush executions {m.get('executions')}, compiles {m.get('compiles')}, "
+                    f"excl. compile {(dt - (m.get('compile_seconds') or 0)) / n_rec * 1e6:.3g} µs")
+                return dt / n_rec * 1e6
+            return run
 
-        rows_add("xla_record", f"xla_array record `x = x + 1.0` ({n_rec:,} ops, not "
-                 "materialized), per op", record_cost)
+        for tag, what in (("1", "first pass"), ("2", "second pass, flush executables cached")):
+            res[f"xla_record_{tag}"] = {}
+            rows_add(f"xla_record_{tag}", f"xla_array record `x = x + 1.0`, one {n_rec:,}-op "
+                     f"chain, not materialized ({what}), per op", record_chain(tag))
+
+        n_short, n_chains = 200, n_rec // 200
+
+        def record_short():
+            starts = [xp.asarray(x8) for _ in range(n_chains)]
+            xp.materialize(*starts)
+            xc.reset_metrics()
+            ends = []
+            t0 = time.perf_counter()
+            for x in starts:
+                for _ in range(n_short):
+                    x = x + 1.0
+                ends.append(x)
+            dt = time.perf_counter() - t0
+            m = xc.metrics()
+            res["xla_record_short"]["extra"] = f"executions {m.get('executions')}"
+            del ends, starts
+            gc.collect()
+            return dt / (n_short * n_chains) * 1e6
+
+        res["xla_record_short"] = {}
+        rows_add("xla_record_short", f"xla_array record `x = x + 1.0`, {n_chains} chains of "
+                 f"{n_short} ops (below auto-flush depth), per op", record_short)
 
         def dispatch_materialize():
             x = xp.asarray(x8)
@@ -454,6 +541,21 @@ def bench_overheads(contenders: list[Contender], args) -> dict:
 
         rows_add("xla_dispatch", "xla_array `y = x + 1.0; materialize(y)` (cache hit), per iter",
                  dispatch_materialize)
+
+        def dispatch_block():
+            x = xp.asarray(x8)
+            xp.materialize(x)
+
+            def one():
+                y = x + 1.0
+                xc.force(y)
+            for _ in range(20):
+                one()
+            return _per_iter_us(one, n_disp)
+
+        if xc._block is not None:
+            rows_add("xla_dispatch_block", "xla_array same + wait for the device (as timed in the "
+                     "workloads), per iter", dispatch_block)
 
         def dispatch_float():
             x = xp.asarray(x8)
@@ -556,7 +658,9 @@ def report(results: list[dict], overheads: dict, meta: dict) -> str:
     L.append("- median ms per call (interleaved samples, warm-up excluded). Ratios are time "
              "ratios: **numpy/xla = numpy ms ÷ xla_array ms, > 1 means xla_array is faster**; "
              "same for jit/xla. `xla compiles` = compiles in the first call / per steady-state "
-             "call (should be 0). `(!)` = result differs from NumPy by > 1% (see JSON).\n")
+             "call (should be 0). `(!)` = result differs from NumPy by > 1% (see JSON). "
+             "`bg CPU load` = share of the machine's CPUs used by other processes during the "
+             "timed samples (high = noisy row).\n")
     hdr = ("| # | workload | size | numpy ms | jax eager ms | jax.jit ms | xla_array ms "
            "| numpy/xla (>1: xla faster) | jit/xla (>1: xla faster) | xla compiles first/steady "
            "| xla first-call ms | jit first-call ms |")
@@ -566,6 +670,8 @@ def report(results: list[dict], overheads: dict, meta: dict) -> str:
         cs = r["contenders"]
         xr = cs.get("xla_array")
         comp = ""
+        bgv = r.get("bg_load")
+        bg = f"{bgv:.0%}" if isinstance(bgv, float) and not math.isnan(bgv) else ""
         if xr and "metrics_first_call" in xr:
             comp = str(xr["metrics_first_call"].get("compiles", "?"))
             if "steady_per_call" in xr:
@@ -574,7 +680,7 @@ def report(results: list[dict], overheads: dict, meta: dict) -> str:
                  f"{cell(cs.get('jax_eager'))} | {cell(cs.get('jax_jit'))} | {cell(xr)} | "
                  f"{ratio(cs.get('numpy'), xr)} | {ratio(cs.get('jax_jit'), xr)} | {comp} | "
                  f"{fmt((xr or {}).get('first_call_ms'))} | "
-                 f"{fmt((cs.get('jax_jit') or {}).get('first_call_ms'))} |")
+                 f"{fmt((cs.get('jax_jit') or {}).get('first_call_ms'))} | {bg} |")
     L.append("\nBest-of (minimum sample, ms):\n")
     L.append("| # | numpy | jax eager | jax.jit | xla_array | numpy/xla | jit/xla |")
     L.append("|---|---:|---:|---:|---:|---:|---:|")
@@ -612,18 +718,13 @@ def report(results: list[dict], overheads: dict, meta: dict) -> str:
         L.extend(checks)
 
     L.append("\n### Overheads (tiny 8-element float32 array, µs)\n")
-    L.append("| measurement | µs |")
-    L.append("|---|---:|")
+    L.append("| measurement | µs | notes |")
+    L.append("|---|---:|---|")
     for key, row in overheads.items():
         if not isinstance(row, dict) or "label" not in row:
             continue
         val = fmt(row["us"]) if "us" in row else "ERR: " + row["error"][:80].replace("|", "/")
-        L.append(f"| {row['label']} | {val} |")
-    rm = overheads.get("record_metrics")
-    if rm is not None:
-        keys = ("compiles", "executions", "materializations", "auto_flushes")
-        L.append("\nmetrics while recording 10,000 ops (executions > 0 means auto-flush): "
-                 + str({k: rm.get(k) for k in keys}))
+        L.append(f"| {row['label']} | {val} | {row.get('extra', '')} |")
     for key in ("dispatch_materialize_metrics", "dispatch_float_metrics"):
         m = overheads.get(key)
         if m is not None:
@@ -659,6 +760,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--contenders", default=",".join(ALL_CONTENDERS),
                    help="comma-separated subset of " + ",".join(ALL_CONTENDERS))
     p.add_argument("--no-overheads", action="store_true", help="skip the overheads section")
+    p.add_argument("--wait-quiet", type=float, default=0.0, metavar="S",
+                   help="before each workload, wait up to S s for other processes to use < 50%% "
+                   "of the CPUs (default 0: don't wait)")
     args = p.parse_args(argv)
     if args.repeats is None:
         args.repeats = 3 if args.quick else 7

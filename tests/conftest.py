@@ -8,8 +8,16 @@ for _k in list(os.environ):
     if _k.startswith("XLA_ARRAY_") and _k != "XLA_ARRAY_CPU_DEVICES":
         del os.environ[_k]
 
+# The on-disk compile cache would turn compiles into disk hits between runs; tests that count
+# compiles need it off (tests/test_disk_cache.py turns it on in a private folder).
+os.environ["XLA_ARRAY_CACHE_DIR"] = "off"
+
 settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True,
                           print_blob=True)
+# The on-disk compile cache would turn compiles into disk hits between runs; tests that count
+# compiles need it off (tests/test_disk_cache.py turns it on in a private folder).
+os.environ["XLA_ARRAY_CACHE_DIR"] = "off"
+
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 

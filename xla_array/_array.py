@@ -220,7 +220,7 @@ def wrap(node: Node) -> Array:
 def host_leaf(x: np.ndarray, device: Any, dtype: DType | None = None) -> Node:
     """A buffer leaf holding a copy of host data."""
     d = dtype or _dtypes.from_numpy(x.dtype)
-    x = np.ascontiguousarray(x, dtype=d.np)
+    x = np.asarray(x, dtype=d.np, order="C")  # ascontiguousarray would make 0-d 1-d
     dev = resolve(device)
     _metrics.count("bytes_to_device", x.nbytes)
     return buffer_leaf(_backend.put(x, dev._pjrt), x.shape, d, dev)

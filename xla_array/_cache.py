@@ -1,14 +1,22 @@
-"""Bounded LRU of compiled executables, keyed by (structure, devices, options). Thread-safe."""
+"""Compiled executables: a bounded in-memory LRU and an optional private on-disk cache."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import stat
 import threading
 from collections import OrderedDict
 from typing import Any
 
 from . import _flags
 
-__all__ = ["ExecutableCache", "executables"]
+log = logging.getLogger("xla_array")
+
+__all__ = ["ExecutableCache", "executables", "DiskCache", "disk"]
 
 
 class ExecutableCache:
@@ -50,3 +58,118 @@ class ExecutableCache:
 
 
 executables = ExecutableCache()
+
+
+# ---------------------------------------------------------------- on-disk cache
+
+_MAGIC = b"XLA_ARRAY_EXE 1\n"
+
+
+class DiskCache:
+    """Serialized executables in a private folder, one file per key digest.
+
+    A file is ``MAGIC, header line (json: key digest, payload sha256, flags), payload``. An
+    entry whose magic, digest or checksum does not match (corrupt, truncated, foreign, or from
+    another jaxlib/CPU) is ignored and replaced; a folder that is not private (owned by someone
+    else, or writable by group/others) is not used at all. Size is bounded by evicting the
+    least recently used files.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._checked: dict[str, bool] = {}
+
+    def folder(self) -> str | None:
+        d = _flags.get("cache_dir")
+        if not d:
+            return None
+        with self._lock:
+            ok = self._checked.get(d)
+            if ok is None:
+                ok = self._checked[d] = self._prepare(d)
+        return d if ok else None
+
+    @staticmethod
+    def _prepare(d: str) -> bool:
+        try:
+            os.makedirs(d, mode=0o700, exist_ok=True)
+            st = os.stat(d)
+        except OSError:
+            return False
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            log.warning("xla_array: not using cache folder %s (owned by another user)", d)
+            return False
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            log.warning("xla_array: not using cache folder %s (writable by others)", d)
+            return False
+        return True
+
+    @staticmethod
+    def digest(key: Any, context: str) -> str:
+        return hashlib.sha256((context + "\n" + repr(key)).encode()).hexdigest()
+
+    def load(self, digest: str) -> tuple[bytes, dict] | None:
+        d = self.folder()
+        if d is None:
+            return None
+        path = os.path.join(d, digest[:40] + ".xla")
+        try:
+            with open(path, "rb") as f:
+                blob = f.read()
+        except OSError:
+            return None
+        try:
+            if not blob.startswith(_MAGIC):
+                raise ValueError("bad magic")
+            head, _, payload = blob[len(_MAGIC):].partition(b"\n")
+            meta = json.loads(head)
+            if meta.get("digest") != digest:
+                raise ValueError("foreign entry")
+            if hashlib.sha256(payload).hexdigest() != meta.get("sha256"):
+                raise ValueError("checksum mismatch")
+        except (ValueError, json.JSONDecodeError) as err:
+            log.info("xla_array: ignoring cache entry %s (%s)", path, err)
+            with contextlib.suppress(OSError):
+                os.remove(path)
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)
+        return payload, meta
+
+    def store(self, digest: str, payload: bytes, meta: dict) -> None:
+        d = self.folder()
+        if d is None:
+            return
+        meta = dict(meta, digest=digest, sha256=hashlib.sha256(payload).hexdigest())
+        path = os.path.join(d, digest[:40] + ".xla")
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(_MAGIC + json.dumps(meta).encode() + b"\n" + payload)
+            os.replace(tmp, path)
+        except OSError as err:
+            log.info("xla_array: could not write cache entry %s (%s)", path, err)
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+            return
+        self._evict(d)
+
+    @staticmethod
+    def _evict(d: str) -> None:
+        limit = int(_flags.get("cache_max_bytes"))
+        try:
+            entries = [(e.stat().st_mtime, e.stat().st_size, e.path) for e in os.scandir(d)
+                       if e.name.endswith(".xla")]
+        except OSError:
+            return
+        total = sum(s for _, s, _ in entries)
+        for _mtime, size, path in sorted(entries):
+            if total <= limit:
+                break
+            with contextlib.suppress(OSError):
+                os.remove(path)
+                total -= size
+
+
+disk = DiskCache()

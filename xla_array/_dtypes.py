@@ -43,7 +43,8 @@ class DType:
     def __repr__(self) -> str:
         return f"xla_array.{self.name}"
 
-    __str__ = __repr__
+    def __str__(self) -> str:
+        return self.name
 
     # equality and hashing are by identity (the default): one object per dtype, and fast
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import _backend, _flags, _metrics
-from ._cache import executables
+from ._cache import disk, executables
 from ._graph import Node, structure_key, toposort, user_frame
 from ._lower import lower
 
@@ -102,17 +102,34 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
         raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
                            f"graph differs from the cached ones by: {explain_key(key)}")
     t0 = time.perf_counter()
+    options = _options()
+    digest = disk.digest(key, _disk_context(options)) if disk.folder() else None
+    if digest is not None:
+        hit = disk.load(digest)
+        if hit is not None:
+            payload, meta = hit
+            try:
+                if meta.get("lapack"):
+                    _backend.register_lapack()
+                exe = _backend.deserialize(payload, [device._pjrt])
+            except _backend.BackendError as err:
+                log.info("xla_array: cache entry unusable (%s); compiling", err)
+            else:
+                _metrics.count("disk_hits")
+                return Compiled(exe, None, key, 0.0, time.perf_counter() - t0)
     text = lower(order, bufs, scalars, outs)
     t1 = time.perf_counter()
-    options = {}
-    if _flags.get("opt_level") is not None:
-        options["xla_backend_optimization_level"] = int(_flags.get("opt_level"))
     try:
         exe = _backend.compile(text, [device._pjrt], options=options or None)
     except _backend.BackendError as err:
         raise CompileError(f"XLA could not compile the graph recorded at "
                            f"{_where_text(order)}: {err}") from None
     t2 = time.perf_counter()
+    if digest is not None:
+        try:
+            disk.store(digest, exe.serialize(), {"lapack": "@lapack_" in text})
+        except _backend.BackendError as err:
+            log.info("xla_array: could not serialize an executable (%s)", err)
     _metrics.count("compiles")
     _metrics.add_time("compile_seconds", t2 - t1)
     _metrics.add_time("lower_seconds", t1 - t0)
@@ -126,6 +143,18 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
         log.warning("xla_array compiled %d ops in %.1f ms (graph from %s)", len(order),
                     (t2 - t1) * 1e3, _where_text(order, 3))
     return Compiled(exe, text, key, t2 - t1, t1 - t0)
+
+
+def _options() -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if _flags.get("opt_level") is not None:
+        options["xla_backend_optimization_level"] = int(_flags.get("opt_level"))
+    return options
+
+
+def _disk_context(options: dict) -> str:
+    return (f"jaxlib {_backend.JAXLIB_VERSION}; cpu {_backend.cpu_features()}; "
+            f"options {sorted(options.items())}")
 
 
 def plan(roots: list[Node]) -> tuple:

@@ -24,6 +24,11 @@ def _opt_str(s: str) -> str | None:
     return s or None
 
 
+def _cache_dir(s: str) -> str | None:
+    s = s.strip()
+    return None if s.lower() in ("", "0", "off", "false", "no", "none") else s
+
+
 def _guard(s: str) -> str:
     s = s.strip().lower() or "allow"
     if s not in ("allow", "log", "raise"):
@@ -35,7 +40,8 @@ def _guard(s: str) -> str:
 _SPEC: dict[str, tuple[Any, Any, str]] = {
     "max_pending": (256, int, "auto-flush a pending graph once its depth exceeds this many ops"),
     "cache_size": (512, int, "executables kept in the in-memory LRU cache"),
-    "cache_dir": (None, _opt_str, "folder of the on-disk compile cache (unset: none)"),
+    "cache_dir": ("<default>", _cache_dir, "folder of the on-disk compile cache ('' or off: none)"),
+    "cache_max_bytes": (1 << 30, int, "size bound of the on-disk compile cache"),
     "log_compiles": (False, _bool, "log every compile with its time and cause"),
     "materialize_guard": ("allow", _guard, "allow, log or raise on implicit materializations"),
     "dump_dir": (None, _opt_str, "write each compiled module (StableHLO text) here"),
@@ -55,6 +61,9 @@ def _load() -> None:
 
 
 _load()
+if _values["cache_dir"] == "<default>":
+    _base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    _values["cache_dir"] = os.path.join(_base, "xla_array")
 
 
 def get(name: str) -> Any:

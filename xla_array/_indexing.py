@@ -166,6 +166,8 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     hi = tuple(n - (s + (m - 1) * st + 1) for (s, m, st, rev, isint), n in zip(b.dims, x.shape))
     interior = tuple(st - 1 for s, m, st, rev, isint in b.dims)
     if region == x.shape:
+        if v.op.name == "scalar":  # a runtime parameter is no array: give it a node of its own
+            v = record(OPS["broadcast"], (v,), (x.shape,))
         return wrap(v) if v.dtype is x.dtype else wrap(record(OPS["convert"], (v,), (x.dtype,)))
     placed = record(OPS["pad"], (v,), (lo, hi, interior))
     true = scalar_leaf(True, _dtypes.bool, x.device)

@@ -19,6 +19,7 @@ from . import _dtypes as dt
 from ._dtypes import DType
 from ._lower import Emitter, tensor_type
 from ._ops import bcast, broadcast_shapes, compare, convert, define, select
+from ._ops_complex import COMPLEX_KERNELS, complex_kernel
 
 __all__ = ["ELEMENTWISE"]
 
@@ -387,13 +388,24 @@ def _infer(name: str) -> Any:
     return infer
 
 
+def _convert(e: Emitter, v: str, shape: tuple, src: DType, dst: DType) -> str:
+    """``_ops.convert``, except that a complex value is true when either part is nonzero."""
+    if src.kind == "c" and dst.kind == "b":
+        return _bool_op("stablehlo.not", [compare(e, "EQ", v, _full(e, 0, shape, src), shape,
+                                                  src)], e, shape)
+    return convert(e, v, shape, src, dst)
+
+
 def _lower(name: str) -> Any:
     kernel = ELEMENTWISE[name][3]
+    ckernel = complex_kernel(name) if name in COMPLEX_KERNELS else None
 
     def lower(e: Emitter, n: Any, a: list) -> str:
         cd = n.attrs[0]
-        args = [bcast(e, convert(e, v, x.shape, x.dtype, cd), x.shape, n.shape, cd)
+        args = [bcast(e, _convert(e, v, x.shape, x.dtype, cd), x.shape, n.shape, cd)
                 for v, x in zip(a, n.inputs)]
+        if ckernel is not None and cd.kind == "c":
+            return ckernel(e, args, n.shape, cd)
         return kernel(e, args, n.shape, cd)
     return lower
 

@@ -1,3 +1,172 @@
-"""(being written)"""
+"""Set functions: unique_all, unique_counts, unique_inverse, unique_values, isin (2025.12).
 
-__all__: list[str] = []
+The ``unique_*`` functions have data-dependent shapes. Each records, lazily, a stable sort of
+the flattened input (with the original positions when indices are asked for), the flags
+"differs from its predecessor" (value equality: every NaN is its own group, ``-0.0`` and
+``+0.0`` are one group) and their running count; then it materializes exactly one int64
+scalar, the number of unique values ``k`` (the sort and the flags are computed in the same
+executable and stay on the device). Everything else is recorded with the static size ``k``:
+a scatter finds each group's first sorted position, gathers read the values and first
+indices, differences of those positions give the counts and a scatter through the sort
+permutation gives ``inverse_indices``. The first executable is shared by every input of one
+shape and dtype; each distinct ``k`` compiles its own second one.
+
+Values come out sorted (NaNs last; for a mixed ``-0.0``/``+0.0`` group, the zero that occurs
+first). ``isin`` sorts ``x2`` and binary-searches it (no materialization); elements compare
+by value equality after promotion to a common dtype (NumPy's rules where the standard has
+none), so NaN is never found.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from . import _dtypes
+from ._array import Array, operand_nodes, wrap
+from ._graph import record
+from ._ops import OPS
+
+__all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values", "isin"]
+
+
+class UniqueAllResult(NamedTuple):
+    values: Array
+    indices: Array
+    inverse_indices: Array
+    counts: Array
+
+
+class UniqueCountsResult(NamedTuple):
+    values: Array
+    counts: Array
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Array
+    inverse_indices: Array
+
+
+class _Groups:
+    """The sorted flat input and its groups; ``k`` is the materialized number of groups."""
+
+    __slots__ = ("x", "n", "sv", "perm", "gid", "first", "k")
+
+    def __init__(self, x: Any, fname: str, with_perm: bool) -> None:
+        from ._creation import full
+        from ._elementwise import apply
+        from ._manipulation import concat, reshape
+        from ._searching import compact, host_values
+        from ._sorting import iota, sort_arrays
+        from ._statistical import cumulative_sum
+        if not isinstance(x, Array):
+            raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
+        self.x = x
+        n = self.n = x.size
+        self.perm: Array | None = None
+        if n == 0:
+            self.k = 0
+            return
+        flat = reshape(x, (n,))
+        if n == 1:  # one group: nothing to materialize
+            from ._searching import empty_int
+            self.sv, self.perm = flat, empty_int((1,), x.device)
+            self.gid = self.first = self.perm
+            self.k = 1
+            return
+        if with_perm:
+            self.sv, self.perm = sort_arrays([flat], [iota((n,), 0, x.device)], 0)
+        else:
+            self.sv = sort_arrays([flat], [], 0)[0]
+        first_flag = full((1,), True, dtype=_dtypes.bool, device=x.device)
+        new = concat([first_flag, apply("not_equal", self.sv[1:], self.sv[:-1])])
+        self.gid = cumulative_sum(new, dtype=_dtypes.int64) - 1
+        (k,) = host_values(fname, self.gid[n - 1])
+        self.k = int(k) + 1
+        self.first = compact(new, self.gid, self.k)
+
+    def values(self) -> Array:
+        if self.k == 0:
+            from ._creation import zeros
+            return zeros((0,), dtype=self.x.dtype, device=self.x.device)
+        from ._utility import take
+        return take(self.sv, self.first, axis=0)
+
+    def indices(self) -> Array:
+        from ._searching import empty_int
+        if self.k == 0:
+            return empty_int((0,), self.x.device)
+        from ._utility import take
+        assert self.perm is not None
+        return take(self.perm, self.first, axis=0)
+
+    def counts(self) -> Array:
+        from ._searching import empty_int
+        if self.k == 0:
+            return empty_int((0,), self.x.device)
+        from ._creation import full
+        from ._manipulation import concat
+        end = full((1,), self.n, dtype=_dtypes.int64, device=self.x.device)
+        bounds = concat([self.first, end])
+        return bounds[1:] - bounds[:-1]
+
+    def inverse(self) -> Array:
+        from ._searching import empty_int
+        if self.k == 0:
+            return empty_int(self.x.shape, self.x.device)
+        from ._manipulation import reshape
+        assert self.perm is not None
+        inv = wrap(record(OPS["scatter1d"], (self.perm._node, self.gid._node),
+                          (self.n, "set")))
+        return reshape(inv, self.x.shape)
+
+
+def unique_all(x: Array, /) -> UniqueAllResult:
+    """Unique values, first indices, inverse indices and counts (sorted; see the module)."""
+    g = _Groups(x, "unique_all", True)
+    return UniqueAllResult(g.values(), g.indices(), g.inverse(), g.counts())
+
+
+def unique_counts(x: Array, /) -> UniqueCountsResult:
+    """Unique values (sorted) and how often each occurs."""
+    g = _Groups(x, "unique_counts", False)
+    return UniqueCountsResult(g.values(), g.counts())
+
+
+def unique_inverse(x: Array, /) -> UniqueInverseResult:
+    """Unique values (sorted) and the indices into them that rebuild ``x`` (shaped like x)."""
+    g = _Groups(x, "unique_inverse", True)
+    return UniqueInverseResult(g.values(), g.inverse())
+
+
+def unique_values(x: Array, /) -> Array:
+    """Unique values of the flattened ``x``, sorted (every NaN kept; see the module)."""
+    return _Groups(x, "unique_values", False).values()
+
+
+def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
+    """Whether each element of ``x1`` equals some element of ``x2`` (bool, shaped like x1)."""
+    if not isinstance(x1, Array) and not isinstance(x2, Array):
+        raise TypeError("isin() needs at least one array argument")
+    from ._elementwise import apply
+    from ._manipulation import reshape
+    from ._sorting import sort_arrays
+    a, b = operand_nodes("isin", x1, x2)
+    d = _dtypes.promote(a.dtype, b.dtype)
+    if a.dtype is not d:
+        a = record(OPS["convert"], (a,), (d,))
+    if b.dtype is not d:
+        b = record(OPS["convert"], (b,), (d,))
+    xa, xb = wrap(a), wrap(b)
+    m = xb.size
+    if m == 0:
+        from ._creation import full
+        return full(xa.shape, bool(invert), dtype=_dtypes.bool, device=xa.device)
+    if m == 1:
+        found = apply("equal", xa, reshape(xb, ()))
+    else:
+        s = sort_arrays([reshape(xb, (m,))], [], 0)[0]
+        pos = wrap(record(OPS["searchsorted"], (s._node, xa._node), ("left",)))
+        pos = apply("minimum", pos, m - 1)
+        hit = wrap(record(OPS["take_axis"], (s._node, pos._node), (0,)))
+        found = apply("equal", hit, xa)
+    return apply("logical_not", found) if invert else found

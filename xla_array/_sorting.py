@@ -1,3 +1,65 @@
-"""(being written)"""
+"""Sorting functions: sort, argsort (one ``stablehlo.sort`` each).
 
-__all__: list[str] = []
+Order: NumPy's ascending order with NaN after every number and ``-0.0 == +0.0`` (so a stable
+sort keeps signed zeros in input order). ``descending=True`` is the exact reverse *by value*
+and still keeps equal elements in input order when ``stable`` (NaNs then come first, as in
+array-api-strict). Complex arrays, which the standard leaves unordered, sort like NumPy:
+lexicographically by (real, imag), each part NaN-last. ``stable=False`` lets XLA use an
+unstable sort.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _axes, _dtypes, _ops_sort  # noqa: F401  (_ops_sort registers the ops)
+from ._array import Array, wrap
+from ._graph import record
+from ._ops import OPS, record_multi
+
+__all__ = ["sort", "argsort"]
+
+
+def _arr(x: Any, fname: str) -> Array:
+    if not isinstance(x, Array):
+        raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
+    return x
+
+
+def iota(shape: tuple, dim: int, device: Any) -> Array:
+    """int64 indices along ``dim`` of an array of ``shape`` (recorded, never on the host)."""
+    return wrap(record(OPS["iota"], (), (tuple(shape), dim, _dtypes.int64), device=device))
+
+
+def sort_arrays(keys: list[Array], payloads: list[Array], axis: int, descending: bool = False,
+                stable: bool = True) -> list[Array]:
+    """Sort ``keys`` (lexicographically) and ``payloads`` along ``axis``; all of one shape."""
+    ins = keys + payloads
+    nodes = record_multi(OPS["sort_multi"], tuple(a._node for a in ins),
+                         (axis, bool(descending), bool(stable), len(keys)),
+                         [(a.shape, a.dtype) for a in ins])
+    return [wrap(n) for n in nodes]
+
+
+def _prepare(x: Any, axis: Any, fname: str) -> tuple[Array, int]:
+    x = _arr(x, fname)
+    return x, _axes.axis(axis, x.ndim, fname)
+
+
+def sort(x: Array, /, *, axis: int = -1, descending: bool = False,
+         stable: bool = True) -> Array:
+    """A sorted copy of ``x`` along ``axis`` (order: see the module docstring)."""
+    x, a = _prepare(x, axis, "sort")
+    if x.shape[a] <= 1 or x.size == 0:
+        return Array(x._node)
+    return sort_arrays([x], [], a, descending, stable)[0]
+
+
+def argsort(x: Array, /, *, axis: int = -1, descending: bool = False,
+            stable: bool = True) -> Array:
+    """int64 indices that sort ``x`` along ``axis`` (order: see the module docstring)."""
+    x, a = _prepare(x, axis, "argsort")
+    idx = iota(x.shape, a, x.device)
+    if x.shape[a] <= 1 or x.size == 0:
+        return idx
+    return sort_arrays([x], [idx], a, descending, stable)[1]

@@ -1,9 +1,15 @@
-"""Reductions and statistics: sum, prod, max, min, mean, var, std, all, any.
+"""Reductions and statistics: sum, prod, max, min, mean, var, std, all, any, cumulative_sum,
+cumulative_prod.
 
 Dtype rules of the standard: ``sum``/``prod`` of signed (or bool) integers accumulate in the
 default integer dtype (int64), of unsigned integers in uint64; floats and complex keep their
 dtype unless ``dtype=`` says otherwise. ``mean``/``var``/``std`` of integers give float64
 (NumPy's choice; the standard leaves integer input unspecified).
+
+``cumulative_sum``/``cumulative_prod`` accumulate in the same dtypes as ``sum``/``prod`` and
+scan in ``log2(n)`` steps (Hillis-Steele), so float results may differ from NumPy's sequential
+loop in the last bits (and, for products that overflow, in where inf/NaN appear). A 0-d input
+is treated as 1-D, as NumPy does (the standard leaves it unspecified).
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ from ._dtypes import DType
 from ._graph import record
 from ._ops import OPS
 
-__all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any"]
+__all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "cumulative_sum",
+           "cumulative_prod"]
 
 _builtin_any = any
 
@@ -138,3 +145,36 @@ def all(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # n
 def any(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
     x = _arr(x, "any")
     return reduce("any", x, axis, keepdims, _dtypes.bool, "any")
+
+
+def _cumulative(kind: str, x: Any, axis: Any, dtype: Any, include_initial: bool,
+                fname: str) -> Array:
+    from . import _ops_sort  # noqa: F401  (registers cumreduce)
+    from ._manipulation import reshape
+    x = _arr(x, fname)
+    d = _acc_dtype(x, dtype, fname)
+    if x.ndim == 0:
+        x = reshape(x, (1,))
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{fname}(): axis is required for a {x.ndim}-D array "
+                             f"(shape {x.shape})")
+        a = 0
+    else:
+        a = _axes.axis(axis, x.ndim, fname)
+    src = astype(x, d, copy=False)
+    if x.shape[a] <= 1 and not include_initial:
+        return Array(src._node)
+    return wrap(record(OPS["cumreduce"], (src._node,), (kind, a, bool(include_initial))))
+
+
+def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: bool = False) -> Array:
+    """Cumulative sum along ``axis`` (see the module docstring for dtypes and 0-d input)."""
+    return _cumulative("sum", x, axis, dtype, include_initial, "cumulative_sum")
+
+
+def cumulative_prod(x: Array, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: bool = False) -> Array:
+    """Cumulative product along ``axis`` (see the module docstring for dtypes and 0-d input)."""
+    return _cumulative("prod", x, axis, dtype, include_initial, "cumulative_prod")

@@ -1,3 +1,531 @@
-"""The linalg extension (being written)."""
+"""The ``linalg`` extension of the array API standard.
 
-__all__: list[str] = []
+Every function records lazily and fuses with the surrounding graph; stacks of matrices (any
+leading batch dimensions) go to XLA or LAPACK as one batched call. Cholesky and triangular
+solves are native StableHLO; LU (``getrf``), QR (``geqrf`` + ``orgqr``/``ungqr``), symmetric
+eigen (``syevd``/``heevd``), general eigen (``geev``) and SVD (``gesdd``) are jaxlib's LAPACK
+kernels called through ``stablehlo.custom_call`` (CPU).
+
+Dtypes: float32, float64, complex64 and complex128 are computed natively. Integer input is
+promoted to float64 (as NumPy does); bool, float16, bfloat16 and float8 input raise TypeError
+in the decompositions and solvers.
+
+Failures never raise (raising would force evaluation); instead, per matrix of a stack:
+
+* When a LAPACK kernel reports ``info != 0`` (no convergence, illegal/non-finite input), every
+  result of that matrix is NaN (as JAX does): ``eigh``, ``eigvalsh``, ``eig``, ``eigvals``,
+  ``svd``, ``svdvals`` and what is built on them (``pinv``, ``matrix_rank``, ``matrix_norm``
+  with ord 2, -2 or 'nuc').
+* Singular matrices: ``inv``, ``solve`` and ``matrix_power`` with ``n < 0`` give NaN (NumPy
+  raises LinAlgError); ``det`` gives 0 and ``slogdet`` gives (0, -inf), as NumPy does.
+* ``cholesky`` of a matrix that is not positive definite gives NaN (NumPy raises).
+* ``qr`` never fails; NaN input gives NaN output.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, NamedTuple
+
+from . import _axes
+from . import _dtypes as dt
+from ._array import Array, wrap
+from ._creation import eye, zeros
+from ._data_types import astype
+from ._dtypes import DType
+from ._elementwise import abs as _abs
+from ._elementwise import conj, isnan, log, not_equal, sign, sqrt
+from ._graph import record
+from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
+from ._manipulation import broadcast_to, reshape, stack
+from ._ops import OPS, broadcast_shapes
+from ._ops_linalg import (LAPACK_DTYPES, char, cholesky_lower, getrf, lapack, make_complex,
+                          nan_where, pivots_to_perm, tri_solve)
+from ._searching import where
+from ._statistical import any as _any
+from ._statistical import max as _max
+from ._statistical import min as _min
+from ._statistical import prod as _prod
+from ._statistical import sum as _sum
+
+__all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
+           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
+           "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace",
+           "vecdot", "vector_norm", "EighResult", "EigResult", "QRResult", "SlogdetResult",
+           "SVDResult"]
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+class QRResult(NamedTuple):
+    Q: Array
+    R: Array
+
+
+class SlogdetResult(NamedTuple):
+    sign: Array
+    logabsdet: Array
+
+
+class SVDResult(NamedTuple):
+    U: Array
+    S: Array
+    Vh: Array
+
+
+# ---------------------------------------------------------------- helpers
+
+def _arr(x: Any, fname: str) -> Array:
+    if not isinstance(x, Array):
+        raise TypeError(f"linalg.{fname}() expects an array, got {type(x).__name__}")
+    return x
+
+
+def _float(x: Array, fname: str) -> Array:
+    """``x`` in a LAPACK dtype: integers become float64; other dtypes raise TypeError."""
+    if x.dtype.kind in "iu":
+        return astype(x, dt.default_float)
+    if x.dtype not in LAPACK_DTYPES:
+        raise TypeError(f"linalg.{fname}() needs a float32/float64/complex64/complex128 "
+                        f"array, got {x.dtype.name}")
+    return x
+
+
+def _matrix(x: Any, fname: str, square: bool = False, lapack_dtype: bool = True) -> Array:
+    x = _arr(x, fname)
+    if x.ndim < 2:
+        raise ValueError(f"linalg.{fname}() needs an array of at least 2 dimensions, got "
+                         f"shape {x.shape}")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"linalg.{fname}() needs square matrices, got shape {x.shape}")
+    return _float(x, fname) if lapack_dtype else x
+
+
+def _real(d: DType) -> DType:
+    return dt.REAL_OF.get(d, d)
+
+
+def _h(x: Array) -> Array:
+    """Conjugate transpose of the last two axes."""
+    t = matrix_transpose(x)
+    return conj(t) if x.dtype.kind == "c" else t
+
+
+def _eye(batch: tuple, n: int, m: int, d: DType, device: Any) -> Array:
+    e = eye(n, m, dtype=d, device=device)
+    return broadcast_to(e, tuple(batch) + (n, m)) if batch else e
+
+
+def _bad(info: Array) -> Array:
+    return not_equal(info, 0)
+
+
+# ---------------------------------------------------------------- decompositions
+
+def cholesky(x: Array, /, *, upper: bool = False) -> Array:
+    """Lower (or upper) Cholesky factor; reads the lower triangle of ``x`` only. A matrix
+    that is not positive definite gives a NaN matrix."""
+    x = _matrix(x, "cholesky", square=True)
+    if x.size == 0:
+        return astype(x, x.dtype)
+    low = cholesky_lower(x)
+    from ._creation import tril
+    low = nan_where(_any(isnan(low), axis=(-2, -1)), tril(low))
+    return _h(low) if upper else low
+
+
+def eigh(x: Array, /) -> EighResult:
+    """Eigenvalues in ascending order and orthonormal eigenvectors (as columns); reads the
+    lower triangle of ``x`` only."""
+    x = _matrix(x, "eigh", square=True)
+    if x.size == 0:
+        return EighResult(zeros(x.shape[:-1], dtype=_real(x.dtype), device=x.device),
+                          astype(x, x.dtype))
+    prefix = "he" if x.dtype.kind == "c" else "sy"
+    v, w, info = lapack(f"{prefix}evd_ffi", x.dtype, [x],
+                        [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)),
+                         (x.shape[:-2], dt.int32)],
+                        (("mode", char("V")), ("uplo", char("L"))))
+    bad = _bad(info)
+    return EighResult(nan_where(bad, w), nan_where(bad, v))
+
+
+def eigvalsh(x: Array, /) -> Array:
+    """Eigenvalues in ascending order (the lower triangle of ``x`` is read)."""
+    x = _matrix(x, "eigvalsh", square=True)
+    if x.size == 0:
+        return zeros(x.shape[:-1], dtype=_real(x.dtype), device=x.device)
+    prefix = "he" if x.dtype.kind == "c" else "sy"
+    _, w, info = lapack(f"{prefix}evd_ffi", x.dtype, [x],
+                        [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)),
+                         (x.shape[:-2], dt.int32)],
+                        (("mode", char("N")), ("uplo", char("L"))))
+    return nan_where(_bad(info), w)
+
+
+def _geev(x: Array, vectors: bool) -> tuple[Array, Array | None]:
+    cd = dt.complex_of(x.dtype)
+    outs = [(x.shape[:-1], x.dtype)] * (1 if x.dtype.kind == "c" else 2)
+    outs += [(x.shape, cd), (x.shape, cd), (x.shape[:-2], dt.int32)]
+    *w, _vl, vr, info = lapack("geev_ffi", x.dtype, [x], outs,
+                               (("compute_left", char("N")),
+                                ("compute_right", char("V" if vectors else "N"))),
+                               alias=False)
+    w0 = make_complex(w[0], w[1]) if len(w) == 2 else w[0]
+    bad = _bad(info)
+    return nan_where(bad, w0), (nan_where(bad, vr) if vectors else None)
+
+
+def eig(x: Array, /) -> EigResult:
+    """Eigenvalues (complex, unsorted, as LAPACK's geev returns them) and right eigenvectors
+    (complex columns of unit norm)."""
+    x = _matrix(x, "eig", square=True)
+    cd = dt.complex_of(x.dtype)
+    if x.size == 0:
+        return EigResult(zeros(x.shape[:-1], dtype=cd, device=x.device), astype(x, cd))
+    w, v = _geev(x, True)
+    return EigResult(w, v)
+
+
+def eigvals(x: Array, /) -> Array:
+    x = _matrix(x, "eigvals", square=True)
+    if x.size == 0:
+        return zeros(x.shape[:-1], dtype=dt.complex_of(x.dtype), device=x.device)
+    return _geev(x, False)[0]
+
+
+def _gesdd(x: Array, mode: str) -> list[Array]:
+    *batch, m, n = x.shape
+    k = min(m, n)
+    us = {"A": (m, m), "S": (m, k), "N": (1, 1)}[mode]
+    vs = {"A": (n, n), "S": (k, n), "N": (1, 1)}[mode]
+    _, s, u, vt, info = lapack("gesdd_ffi", x.dtype, [x],
+                               [(x.shape, x.dtype), ((*batch, k), _real(x.dtype)),
+                                ((*batch, *us), x.dtype), ((*batch, *vs), x.dtype),
+                                (tuple(batch), dt.int32)], (("mode", char(mode)),))
+    bad = _bad(info)
+    if mode == "N":
+        return [nan_where(bad, s)]
+    return [nan_where(bad, u), nan_where(bad, s), nan_where(bad, vt)]
+
+
+def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
+    """``U, S, Vh`` with ``S`` descending (LAPACK gesdd)."""
+    x = _matrix(x, "svd")
+    *batch, m, n = x.shape
+    k = min(m, n)
+    if x.size == 0:
+        mu, nv = (m, n) if full_matrices else (k, k)
+        return SVDResult(_eye(tuple(batch), m, mu, x.dtype, x.device),
+                         zeros((*batch, k), dtype=_real(x.dtype), device=x.device),
+                         _eye(tuple(batch), nv, n, x.dtype, x.device))
+    u, s, vt = _gesdd(x, "A" if full_matrices else "S")
+    return SVDResult(u, s, vt)
+
+
+def svdvals(x: Array, /) -> Array:
+    """Singular values, descending."""
+    x = _matrix(x, "svdvals")
+    if x.size == 0:
+        return zeros((*x.shape[:-2], min(x.shape[-2:])), dtype=_real(x.dtype), device=x.device)
+    return _gesdd(x, "N")[0]
+
+
+def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
+    """Householder QR (LAPACK geqrf, then orgqr/ungqr to form Q); R has a real diagonal."""
+    x = _matrix(x, "qr")
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"linalg.qr(): mode must be 'reduced' or 'complete', got {mode!r}")
+    *batch, m, n = x.shape
+    k = min(m, n)
+    kq = m if mode == "complete" else k
+    from ._creation import triu
+    if x.size == 0:
+        return QRResult(_eye(tuple(batch), m, kq, x.dtype, x.device),
+                        zeros((*batch, kq, n), dtype=x.dtype, device=x.device))
+    r, tau = lapack("geqrf_ffi", x.dtype, [x], [(x.shape, x.dtype), ((*batch, k), x.dtype)])
+    gqr = "ungqr_ffi" if x.dtype.kind == "c" else "orgqr_ffi"
+    if m < n:
+        a = r[..., :m, :m]
+    elif mode == "complete" and m > n:
+        nb = len(batch)
+        a = wrap(record(OPS["pad"], (r._node,), ((0,) * (nb + 2), (0,) * (nb + 1) + (m - n,),
+                                                   (0,) * (nb + 2))))
+    else:
+        a = r
+    q = lapack(gqr, x.dtype, [a, tau], [(a.shape, x.dtype)])[0]
+    if mode == "reduced" and m > n:
+        r = r[..., :n, :]
+    return QRResult(q, triu(r))
+
+
+# ---------------------------------------------------------------- LU-based
+
+def _lu_parts(x: Array) -> tuple[Array, Array, Array, Array]:
+    """(packed LU, diagonal of U, sign of the row permutation (+-1 in x.dtype), info)."""
+    lu_, piv, info = getrf(x)
+    k = piv.shape[-1]
+    from ._creation import arange
+    swaps = _sum(astype(not_equal(piv, arange(1, k + 1, dtype=dt.int32, device=x.device)),
+                     dt.int32), axis=-1)
+    parity = 1 - 2 * (swaps % 2)
+    return lu_, diagonal(lu_), astype(parity, x.dtype), info
+
+
+def det(x: Array, /) -> Array:
+    """Determinant via LU; an exactly singular matrix gives 0."""
+    x = _matrix(x, "det", square=True)
+    if x.size == 0:
+        return _empty_reduce(x, 1)
+    _, d, parity, _ = _lu_parts(x)
+    return _prod(d, axis=-1) * parity
+
+
+def _empty_reduce(x: Array, value: Any, dtype: DType | None = None) -> Array:
+    from ._creation import full
+    return full(x.shape[:-2], value, dtype=dtype or x.dtype, device=x.device)
+
+
+def slogdet(x: Array, /) -> SlogdetResult:
+    """Sign and log|det| via LU; a singular matrix gives (0, -inf)."""
+    x = _matrix(x, "slogdet", square=True)
+    rd = _real(x.dtype)
+    if x.size == 0:
+        return SlogdetResult(_empty_reduce(x, 1), _empty_reduce(x, 0, rd))
+    _, d, parity, _ = _lu_parts(x)
+    ad = _abs(d)
+    if x.dtype.kind == "c":
+        unit = where(ad == 0, 0, d / astype(where(ad == 0, 1, ad), x.dtype))
+    else:
+        unit = sign(d)
+    return SlogdetResult(_prod(unit, axis=-1) * parity, _sum(log(ad), axis=-1))
+
+
+def _lu_solve(x: Array, b: Array, fname: str) -> Array:
+    """Solve x @ out = b (b of shape batch' + (M, K)); singular matrices give NaN."""
+    lu_, piv, info = getrf(x)
+    m = x.shape[-1]
+    perm = pivots_to_perm(piv, m)
+    from ._creation import _iota
+    cols = _iota(0, dt.int32, x.device, (m,), 0)
+    p = astype(reshape(perm, perm.shape + (1,)) == cols, x.dtype)  # P @ x == L @ U
+    y = tri_solve(lu_, matmul(p, b), lower=True, unit=True)
+    out = tri_solve(lu_, y, lower=False)
+    bad = broadcast_to(info > 0, out.shape[:-2])
+    return nan_where(bad, out)
+
+
+def inv(x: Array, /) -> Array:
+    """Inverse via LU with partial pivoting; singular matrices give NaN."""
+    x = _matrix(x, "inv", square=True)
+    if x.size == 0:
+        return astype(x, x.dtype)
+    return _lu_solve(x, _eye(x.shape[:-2], x.shape[-1], x.shape[-1], x.dtype, x.device), "inv")
+
+
+def solve(x1: Array, x2: Array, /) -> Array:
+    """Solve ``x1 @ out = x2``; a 1-D ``x2`` of shape (M,) is one right-hand side for every
+    matrix of the stack. Singular matrices give NaN."""
+    a = _matrix(x1, "solve", square=True, lapack_dtype=False)
+    b = _arr(x2, "solve")
+    d = _float(a, "solve").dtype if b.dtype.kind in "iu" else None
+    d = dt.promote(_float(a, "solve").dtype, _float(b, "solve").dtype) if d is None else d
+    a, b = astype(a, d, copy=False), astype(_float(b, "solve"), d, copy=False)
+    m = a.shape[-1]
+    vec = b.ndim == 1
+    if vec:
+        b = reshape(b, (m, 1)) if b.shape[0] == m else b
+    if b.ndim < 2 or b.shape[-2] != m:
+        raise ValueError(f"linalg.solve(): shapes {x1.shape} and {x2.shape} do not align")
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if math.prod(batch) * m * b.shape[-1] == 0:
+        out = zeros(batch + b.shape[-2:], dtype=d, device=a.device)
+    else:
+        out = _lu_solve(a, b, "solve")
+    return reshape(out, batch + (m,)) if vec else out
+
+
+# ---------------------------------------------------------------- built on the above
+
+def _rtol(x: Array, rtol: Any, fname: str) -> Any:
+    """The relative tolerance: a Python float, or an Array broadcast over the stack."""
+    if rtol is None:
+        return max(x.shape[-2:]) * dt.finfo(x.dtype).eps
+    if isinstance(rtol, Array):
+        if rtol.dtype.kind not in "fiu":
+            raise TypeError(f"linalg.{fname}(): rtol must be real, got {rtol.dtype.name}")
+        return reshape(rtol, rtol.shape + (1,))
+    return float(rtol)
+
+
+def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
+    """Number of singular values greater than ``rtol * largest``."""
+    x = _matrix(x, "matrix_rank")
+    if x.size == 0:
+        return _empty_reduce(x, 0, dt.default_int)
+    s = svdvals(x)
+    tol = _rtol(x, rtol, "matrix_rank") * _max(s, axis=-1, keepdims=True)
+    return _sum(astype(s > tol, dt.default_int), axis=-1)
+
+
+def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
+    """Moore-Penrose pseudo-inverse from the reduced SVD; singular values not greater than
+    ``rtol * largest`` are treated as zero."""
+    x = _matrix(x, "pinv")
+    *batch, m, n = x.shape
+    if x.size == 0:
+        return zeros((*batch, n, m), dtype=x.dtype, device=x.device)
+    u, s, vt = _gesdd(x, "S")
+    tol = _rtol(x, rtol, "pinv") * _max(s, axis=-1, keepdims=True)
+    big = s > tol
+    sinv = where(big, 1 / where(big, s, 1), 0)
+    sinv = astype(reshape(sinv, sinv.shape[:-1] + (1, sinv.shape[-1])), x.dtype)
+    return matmul(_h(vt) * sinv, _h(u))
+
+
+def matrix_power(x: Array, n: int, /) -> Array:
+    """``x`` multiplied by itself ``n`` times (repeated squaring); ``n < 0`` inverts first
+    (NaN for singular matrices). Integer matrices are allowed for ``n >= 0``."""
+    x = _matrix(x, "matrix_power", square=True, lapack_dtype=False)
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"linalg.matrix_power(): n must be an integer, got "
+                        f"{type(n).__name__}") from None
+    if x.dtype.kind == "b":
+        raise TypeError("linalg.matrix_power() needs a numeric array, got bool")
+    if n == 0:
+        return _eye(x.shape[:-2], x.shape[-1], x.shape[-1], x.dtype, x.device)
+    if n < 0:
+        x, n = inv(x), -n
+    result = None
+    base = x
+    while True:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if not n:
+            break
+        base = matmul(base, base)
+    return result if result is not x else astype(x, x.dtype)
+
+
+def _norm_input(x: Array, fname: str) -> Array:
+    if x.dtype.kind in "iu":
+        return astype(x, dt.default_float)
+    if x.dtype.kind not in "fc":
+        raise TypeError(f"linalg.{fname}() needs a numeric array, got {x.dtype.name}")
+    return x
+
+
+def matrix_norm(x: Array, /, *, keepdims: bool = False,
+                ord: int | float | str | None = "fro") -> Array:  # noqa: A002
+    """Matrix norms of the standard's table; the result dtype is real."""
+    x = _arr(x, "matrix_norm")
+    if x.ndim < 2:
+        raise ValueError(f"linalg.matrix_norm() needs at least 2 dimensions, got {x.shape}")
+    x = _norm_input(x, "matrix_norm")
+    if ord is None:
+        ord = "fro"
+    if ord == "fro":
+        out = sqrt(_sum(_abs(x) ** 2, axis=(-2, -1)))
+    elif ord == "nuc":
+        out = _sum(svdvals(_float(x, "matrix_norm")), axis=-1)
+    elif ord in (2, -2):
+        s = svdvals(_float(x, "matrix_norm"))
+        out = _max(s, axis=-1) if ord == 2 else _min(s, axis=-1)
+    elif ord in (1, -1, math.inf, -math.inf):
+        sums = _sum(_abs(x), axis=-2 if ord in (1, -1) else -1)
+        out = _max(sums, axis=-1) if ord > 0 else _min(sums, axis=-1)
+    else:
+        raise ValueError(f"linalg.matrix_norm(): invalid ord {ord!r}")
+    return reshape(out, out.shape + (1, 1)) if keepdims else out
+
+
+def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
+                keepdims: bool = False, ord: int | float = 2) -> Array:  # noqa: A002
+    """p-norms over ``axis`` (all axes when None); ord 0 counts non-zero elements."""
+    x = _norm_input(_arr(x, "vector_norm"), "vector_norm")
+    ax = _axes.axes(axis, x.ndim, "linalg.vector_norm")
+    if isinstance(ord, str) or isinstance(ord, bool):
+        raise ValueError(f"linalg.vector_norm(): invalid ord {ord!r}")
+    a = _abs(x)
+    if ord == math.inf:
+        return _max(a, axis=ax, keepdims=keepdims)
+    if ord == -math.inf:
+        return _min(a, axis=ax, keepdims=keepdims)
+    if ord == 0:
+        return _sum(astype(a != 0, a.dtype), axis=ax, keepdims=keepdims)
+    if ord == 1:
+        return _sum(a, axis=ax, keepdims=keepdims)
+    if ord == 2:
+        return sqrt(_sum(a * a, axis=ax, keepdims=keepdims))
+    p = float(ord)
+    return _sum(a ** p, axis=ax, keepdims=keepdims) ** (1.0 / p)
+
+
+# ---------------------------------------------------------------- structural
+
+def diagonal(x: Array, /, *, offset: int = 0) -> Array:
+    """The ``offset`` diagonal of each matrix: one strided slice of the flattened matrix."""
+    x = _arr(x, "diagonal")
+    if x.ndim < 2:
+        raise ValueError(f"linalg.diagonal() needs at least 2 dimensions, got {x.shape}")
+    k = operator.index(offset)
+    *batch, m, n = x.shape
+    size = max(0, min(m, n - k) if k >= 0 else min(m + k, n))
+    flat = reshape(x, (*batch, m * n))
+    start = k if k >= 0 else -k * n
+    if size == 0:
+        start = 0
+    limit = start + (size - 1) * (n + 1) + 1 if size else 0
+    nb = len(batch)
+    return wrap(record(OPS["slice"], (flat._node,),
+                       ((0,) * nb + (start,), tuple(batch) + (limit,), (1,) * nb + (n + 1,))))
+
+
+def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
+    """Sum of the ``offset`` diagonal; accumulation dtype as in ``sum``."""
+    return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def outer(x1: Array, x2: Array, /) -> Array:
+    a, b = _arr(x1, "outer"), _arr(x2, "outer")
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"linalg.outer() takes 1-D arrays, got shapes {a.shape} and {b.shape}")
+    if a.dtype.kind == "b" or b.dtype.kind == "b":
+        raise TypeError("linalg.outer() needs numeric arrays")
+    return reshape(a, (a.shape[0], 1)) * reshape(b, (1, b.shape[0]))
+
+
+def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
+    """Cross product of 3-vectors along ``axis`` (counted from the end when negative; a
+    non-negative ``axis`` needs arrays of equal rank); other axes broadcast."""
+    a, b = _arr(x1, "cross"), _arr(x2, "cross")
+    if a.dtype.kind == "b" or b.dtype.kind == "b":
+        raise TypeError("linalg.cross() needs numeric arrays")
+    ax = operator.index(axis)
+    if ax >= 0:
+        if a.ndim != b.ndim:
+            raise ValueError("linalg.cross(): a non-negative axis needs arrays of equal rank")
+        ax -= a.ndim
+    if not -min(a.ndim, b.ndim) <= ax < 0:
+        raise ValueError(f"linalg.cross(): axis {axis} out of range for shapes {a.shape} and "
+                         f"{b.shape}")
+    if a.shape[ax] != 3 or b.shape[ax] != 3:
+        raise ValueError(f"linalg.cross(): axis {axis} must have size 3, got shapes {a.shape} "
+                         f"and {b.shape}")
+    broadcast_shapes(a.shape, b.shape)
+    tail = (slice(None),) * (-ax - 1)
+    a0, a1, a2 = (a[(Ellipsis, i) + tail] for i in range(3))
+    b0, b1, b2 = (b[(Ellipsis, i) + tail] for i in range(3))
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=ax)

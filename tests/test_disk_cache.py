@@ -1,0 +1,72 @@
+"""The on-disk compile cache: reuse across processes, privacy, corruption, eviction."""
+
+import os
+import stat
+import subprocess
+import sys
+
+import numpy as np
+
+import xla_array as xp
+
+SCRIPT = """
+import json, time, numpy as np, xla_array as xp
+t = time.perf_counter()
+x = xp.asarray(np.arange(64.0).reshape(8, 8))
+v = float(xp.sum(xp.tanh(x @ x.T * 0.01) - xp.mean(x, axis=0)))
+m = xp.debug.metrics()
+print(json.dumps({"v": v, "s": time.perf_counter() - t, "compiles": m["compiles"],
+                  "disk_hits": m["disk_hits"]}))
+"""
+
+
+def _run(folder):
+    env = dict(os.environ, XLA_ARRAY_CACHE_DIR=str(folder))
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    import json
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_second_process_loads_from_disk(tmp_path):
+    folder = tmp_path / "cache"
+    first = _run(folder)
+    assert first["compiles"] == 1 and first["disk_hits"] == 0
+    assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+    files = list(folder.glob("*.xla"))
+    assert len(files) == 1 and stat.S_IMODE(os.stat(files[0]).st_mode) == 0o600
+    second = _run(folder)
+    assert second["compiles"] == 0 and second["disk_hits"] == 1
+    assert second["v"] == first["v"]
+
+
+def test_corrupt_truncated_and_foreign_entries_are_rebuilt(tmp_path):
+    folder = tmp_path / "cache"
+    ref = _run(folder)
+    (entry,) = folder.glob("*.xla")
+    good = entry.read_bytes()
+    for bad in (good[: len(good) // 2],                      # truncated
+                good[:-10] + bytes(10),                      # corrupt payload
+                b"not a cache entry at all",                 # foreign
+                good.replace(b'"digest": "', b'"digest": "0', 1)):  # entry of another key
+        entry.write_bytes(bad)
+        r = _run(folder)
+        assert r["compiles"] == 1 and r["disk_hits"] == 0 and r["v"] == ref["v"]
+        assert entry.read_bytes() != bad  # rewritten by the fresh compile
+
+
+def test_folder_writable_by_others_is_not_used(tmp_path):
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    r = _run(folder)
+    assert r["compiles"] == 1 and list(folder.iterdir()) == []
+
+
+def test_size_bound_evicts_oldest(tmp_path):
+    folder = tmp_path / "cache"
+    with xp.flags.using(cache_dir=str(folder), cache_max_bytes=1):
+        x = xp.asarray(np.arange(5.0))
+        float(xp.sum(x * 2.0 + 123.0))  # structures unique to this test
+        float(xp.max(x * 2.0 - 77.0))
+    assert len(list(folder.glob("*.xla"))) <= 1

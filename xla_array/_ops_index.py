@@ -1,0 +1,138 @@
+"""The op table, part 3: indexing ops (index normalization, gather, scatter).
+
+These are the lowered forms of integer-array and boolean-mask indexing (``_advanced``):
+
+- ``index_norm``: an integer index array of any integer dtype -> int64 in ``[0, n)``:
+  negative values wrap once (``i + n``), then values still out of bounds are clamped to
+  ``[0, n - 1]``. attrs: ``(n,)`` (the axis size: a shape, never data).
+- ``gather``: ``stablehlo.gather`` taking one element per advanced axis (slice size 1,
+  collapsed) and whole extents of every other axis. inputs: ``(operand, indices)`` where
+  ``indices`` is int64 of shape ``batch + (k,)`` (already normalized). attrs:
+  ``(offset_dims, collapsed_dims, slice_sizes, out_shape)``.
+- ``scatter``: ``stablehlo.scatter`` whose update computation replaces the old value (for
+  duplicate indices XLA picks one of the updates; on CPU the last one wins). inputs:
+  ``(operand, indices, updates)``; attrs: ``(update_window_dims, inserted_window_dims)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _dtypes as dt
+from ._lower import Emitter, tensor_type
+from ._ops import bcast, compare, convert, define, select
+
+__all__: list[str] = []
+
+
+def _ints(xs: Any) -> str:
+    return "[" + ", ".join(str(int(x)) for x in xs) + "]"
+
+
+def _i64s(xs: Any) -> str:
+    xs = list(xs)
+    return f"array<i64{': ' + ', '.join(str(int(x)) for x in xs) if xs else ''}>"
+
+
+# ---------------------------------------------------------------- index_norm
+
+def _infer_index_norm(inputs: tuple, attrs: tuple) -> tuple:
+    x = inputs[0]
+    if x.dtype.kind not in "iu":
+        raise IndexError(f"index arrays must have an integer dtype, got {x.dtype.name}")
+    if attrs[0] < 1:
+        raise IndexError(f"cannot index an axis of size {attrs[0]}")
+    return x.shape, dt.int64
+
+
+def _lower_index_norm(e: Emitter, n: Any, a: list) -> str:
+    size = n.attrs[0]
+    x = n.inputs[0]
+    s, src, i64 = x.shape, x.dtype, dt.int64
+    v = a[0]
+    if src.kind == "u":
+        # clamp in the unsigned domain first: uint64 values above int64's range stay positive
+        hi = min(size - 1, dt.iinfo(src).max)
+        lo_c, hi_c = e.const(0, src), e.const(hi, src)
+        v = e.op("stablehlo.clamp", [lo_c, v, hi_c], tensor_type(s, src))
+        return convert(e, v, s, src, i64)
+    v = convert(e, v, s, src, i64)
+    zero = bcast(e, e.const(0, i64), (), s, i64)
+    neg = compare(e, "LT", v, zero, s, i64)
+    wrapped = e.op("stablehlo.add", [v, bcast(e, e.const(size, i64), (), s, i64)],
+                   tensor_type(s, i64))
+    v = select(e, neg, wrapped, v, s, i64)
+    return e.op("stablehlo.clamp", [e.const(0, i64), v, e.const(size - 1, i64)],
+                tensor_type(s, i64))
+
+
+define("index_norm", _infer_index_norm, _lower_index_norm)
+
+
+# ---------------------------------------------------------------- gather
+
+def _infer_gather(inputs: tuple, attrs: tuple) -> tuple:
+    operand, indices = inputs
+    offset_dims, collapsed, slice_sizes, out_shape = attrs
+    if indices.dtype is not dt.int64:
+        raise TypeError(f"gather: indices must be int64, got {indices.dtype.name}")
+    if len(slice_sizes) != len(operand.shape) or indices.shape[-1:] != (len(collapsed),):
+        raise ValueError(f"gather: operand {operand.shape} and indices {indices.shape} do "
+                         f"not match the collapsed axes {collapsed}")
+    return out_shape, operand.dtype
+
+
+def _lower_gather(e: Emitter, n: Any, a: list) -> str:
+    offset_dims, collapsed, slice_sizes, _ = n.attrs
+    ivd = len(n.inputs[1].shape) - 1
+    fields = []
+    if offset_dims:
+        fields.append(f"offset_dims = {_ints(offset_dims)}")
+    if collapsed:
+        fields.append(f"collapsed_slice_dims = {_ints(collapsed)}")
+        fields.append(f"start_index_map = {_ints(collapsed)}")
+    fields.append(f"index_vector_dim = {ivd}")
+    return e.op("stablehlo.gather", a, tensor_type(n.shape, n.dtype),
+                f"dimension_numbers = #stablehlo.gather<{', '.join(fields)}>, "
+                f"indices_are_sorted = false, slice_sizes = {_i64s(slice_sizes)}")
+
+
+define("gather", _infer_gather, _lower_gather)
+
+
+# ---------------------------------------------------------------- scatter
+
+def _infer_scatter(inputs: tuple, attrs: tuple) -> tuple:
+    operand, indices, updates = inputs
+    window, inserted = attrs
+    if indices.dtype is not dt.int64:
+        raise TypeError(f"scatter: indices must be int64, got {indices.dtype.name}")
+    if len(updates.shape) != len(indices.shape) - 1 + len(window):
+        raise ValueError(f"scatter: updates of shape {updates.shape} do not fit indices of "
+                         f"shape {indices.shape} into an operand of shape {operand.shape}")
+    return operand.shape, operand.dtype
+
+
+def _lower_scatter(e: Emitter, n: Any, a: list) -> str:
+    window, inserted = n.attrs
+    operand, indices, updates = n.inputs
+    d = n.dtype
+    upd = convert(e, a[2], updates.shape, updates.dtype, d)
+    ivd = len(indices.shape) - 1
+    fields = []
+    if window:
+        fields.append(f"update_window_dims = {_ints(window)}")
+    if inserted:
+        fields.append(f"inserted_window_dims = {_ints(inserted)}")
+        fields.append(f"scatter_dims_to_operand_dims = {_ints(inserted)}")
+    fields.append(f"index_vector_dim = {ivd}")
+    t = tensor_type((), d)
+    old, new = e.fresh(), e.fresh()
+    region = e.block([(old, t), (new, t)], lambda b: [new])
+    return e.op("stablehlo.scatter", [a[0], a[1], upd], tensor_type(n.shape, d),
+                f"indices_are_sorted = false, "
+                f"scatter_dimension_numbers = #stablehlo.scatter<{', '.join(fields)}>, "
+                f"unique_indices = false", region=region)
+
+
+define("scatter", _infer_scatter, _lower_scatter)

@@ -1,0 +1,231 @@
+"""The op table, part 3: linear algebra and FFT ops, plus Array-level helpers built on them.
+
+Native StableHLO ops: ``cholesky``, ``triangular_solve``, ``fft``. Everything else goes through
+jaxlib's LAPACK FFI kernels (``lapack_{s,d,c,z}<name>_ffi``) with one generic multi-result op,
+``lapack``: a ``stablehlo.custom_call`` (API version 4) whose operand and result layouts are
+column-major for the matrix-shaped values (the batch dimensions are major, as in jax), so the
+kernels run over a whole stack of matrices in one call. The kernels are registered lazily, the
+first time such an op is recorded or lowered (``_backend.register_lapack``; it imports scipy).
+
+``lu_permutation`` turns LAPACK's 1-based sequential row swaps (``ipiv``) into a 0-based
+permutation with a ``stablehlo.while`` loop over the swaps, batched with one-hot masks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _backend
+from . import _dtypes as dt
+from ._array import Array, wrap
+from ._dtypes import DType
+from ._graph import record
+from ._lower import Emitter, tensor_type
+from ._ops import OPS, bcast, compare, define, i64s, record_multi, select
+
+__all__ = ["lapack", "getrf", "pivots_to_perm", "tri_solve", "cholesky_lower", "nan_where",
+           "make_complex", "fft_node", "LAPACK_DTYPES"]
+
+LAPACK_DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
+_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+
+
+def _multi(inputs: tuple, attrs: tuple) -> tuple:
+    return (), dt.bool
+
+
+# ---------------------------------------------------------------- LAPACK custom call
+
+def _layout(ndim: int, column_major: bool) -> str:
+    if column_major and ndim >= 2:
+        dims = (ndim - 2, ndim - 1) + tuple(range(ndim - 3, -1, -1))
+    else:
+        dims = tuple(range(ndim - 1, -1, -1))
+    body = f"[{', '.join(map(str, dims))}]" if dims else ""
+    return f"dense<{body}> : tensor<{ndim}xindex>"
+
+
+def _lower_lapack(e: Emitter, n: Any, a: list) -> str:
+    target, config, outs, alias = n.attrs
+    _backend.register_lapack()
+    nd = max(len(x.shape) for x in n.inputs)
+    op_l = ", ".join(_layout(len(x.shape), len(x.shape) == nd) for x in n.inputs)
+    res_l = ", ".join(_layout(len(s), len(s) == nd) for s, _ in outs)
+    cfg = ", ".join(f"{k} = {v}" for k, v in config)
+    attrs = (f'api_version = 4 : i32, backend_config = {{{cfg}}}, '
+             f'call_target_name = "{target}", operand_layouts = [{op_l}], '
+             f'result_layouts = [{res_l}]')
+    if alias:  # a single result is not a tuple
+        tup = "[0]" if len(outs) > 1 else "[]"
+        attrs += (f", output_operand_aliases = [#stablehlo.output_operand_alias<"
+                  f"output_tuple_indices = {tup}, operand_index = 0, operand_tuple_indices = []>]")
+    return e.op("stablehlo.custom_call", a, [tensor_type(s, d) for s, d in outs], attrs)
+
+
+# attrs: (target, ((attr name, "value : type"), ...), ((shape, dtype) per result), alias 0->0)
+define("lapack", _multi, _lower_lapack, nout=2)
+
+
+def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple, DType]],
+           config: tuple = (), alias: bool = True) -> list[Array]:
+    """Record LAPACK FFI kernel ``lapack_<s|d|c|z><base>`` on ``inputs``; one Array per result.
+
+    ``config`` holds the kernel's attributes as (name, "value : type") pairs, e.g.
+    ``(("mode", "86 : ui8"),)``; ``alias`` makes result 0 reuse operand 0's buffer.
+    """
+    _backend.register_lapack()
+    target = f"lapack_{_PREFIX[dtype.name]}{base}"
+    outs_t = tuple((tuple(s), d) for s, d in outs)
+    nodes = record_multi(OPS["lapack"], tuple(x._node for x in inputs),
+                         (target, tuple(config), outs_t, alias), list(outs_t))
+    return [wrap(n) for n in nodes]
+
+
+def char(c: str) -> str:
+    """A LAPACK character attribute ('V', 'L', ...) as an FFI ``ui8`` value."""
+    return f"{ord(c)} : ui8"
+
+
+# ---------------------------------------------------------------- cholesky, triangular solve
+
+define("cholesky", lambda ins, attrs: (ins[0].shape, ins[0].dtype),
+       lambda e, n, a: e.op("stablehlo.cholesky", a, tensor_type(n.shape, n.dtype),
+                            f"lower = {'true' if n.attrs[0] else 'false'}"))
+
+
+def _lower_trsm(e: Emitter, n: Any, a: list) -> str:
+    left, lower, unit, trans = n.attrs
+    b = lambda v: "true" if v else "false"  # noqa: E731
+    return e.op("stablehlo.triangular_solve", a, tensor_type(n.shape, n.dtype),
+                f"left_side = {b(left)}, lower = {b(lower)}, unit_diagonal = {b(unit)}, "
+                f"transpose_a = #stablehlo<transpose {trans}>")
+
+
+# inputs (a, b) with equal batch dims; attrs: (left_side, lower, unit_diagonal, transpose_a)
+define("triangular_solve", lambda ins, attrs: (ins[1].shape, ins[1].dtype), _lower_trsm)
+
+
+def cholesky_lower(x: Array) -> Array:
+    """The lower Cholesky factor (garbage-free: the strict upper triangle is zero)."""
+    return wrap(record(OPS["cholesky"], (x._node,), (True,)))
+
+
+def tri_solve(a: Array, b: Array, *, lower: bool, unit: bool = False, left: bool = True,
+              trans: str = "NO_TRANSPOSE") -> Array:
+    """Solve ``op(a) x = b`` (left) or ``x op(a) = b`` with triangular ``a``; the batch
+    dimensions of ``a`` and ``b`` are broadcast together first."""
+    from ._manipulation import broadcast_to
+    from ._ops import broadcast_shapes
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = broadcast_to(a, batch + a.shape[-2:])
+    b = broadcast_to(b, batch + b.shape[-2:])
+    return wrap(record(OPS["triangular_solve"], (a._node, b._node), (left, lower, unit, trans)))
+
+
+# ---------------------------------------------------------------- LU pivots -> permutation
+
+def _infer_perm(inputs: tuple, attrs: tuple) -> tuple:
+    return inputs[0].shape[:-1] + (attrs[0],), dt.int32
+
+
+def _lower_perm(e: Emitter, n: Any, a: list) -> str:
+    """perm = arange(m); for i < k: swap perm[i] and perm[ipiv[i] - 1] (one batch at once)."""
+    m = n.attrs[0]
+    piv_shape = n.inputs[0].shape
+    batch, k = piv_shape[:-1], piv_shape[-1]
+    i32 = dt.int32
+    ps, ts, ks = n.shape, tensor_type(n.shape, i32), tensor_type(piv_shape, i32)
+    last = len(ps) - 1
+    si = tensor_type((), i32)
+    init = e.op("stablehlo.iota", [], ts, f"iota_dimension = {last} : i64")
+    zero = e.const(0, i32)
+    ci, cp, cv = e.fresh(), e.fresh(), e.fresh()
+    args = [(ci, si), (cp, ts), (cv, ks)]
+
+    def cond(b: Emitter) -> list:
+        return [compare(b, "LT", ci, b.const(k, i32), (), i32)]
+
+    def take(b: Emitter, mask: str, v: str, shape: tuple) -> str:
+        """sum over the last axis of v where mask: one element per batch, broadcast back."""
+        z = bcast(b, b.const(0, i32), (), shape, i32)
+        s = b.op("stablehlo.reduce", [select(b, mask, v, z, shape, i32), b.const(0, i32)],
+                 tensor_type(batch, i32), f"dimensions = {i64s([len(shape) - 1])}",
+                 region=b.scalar_body("stablehlo.add", i32))
+        return b.op("stablehlo.broadcast_in_dim", [s], ts,
+                    f"broadcast_dimensions = {i64s(range(len(batch)))}")
+
+    def body(b: Emitter) -> list:
+        iota_k = b.op("stablehlo.iota", [], ks, f"iota_dimension = {last} : i64")
+        at_i_k = compare(b, "EQ", iota_k, bcast(b, ci, (), piv_shape, i32), piv_shape, i32)
+        j = take(b, at_i_k, cv, piv_shape)  # 1-based pivot of row i, shape ps
+        one = bcast(b, b.const(1, i32), (), ps, i32)
+        j = b.op("stablehlo.subtract", [j, one], ts)
+        iota_m = b.op("stablehlo.iota", [], ts, f"iota_dimension = {last} : i64")
+        at_i = compare(b, "EQ", iota_m, bcast(b, ci, (), ps, i32), ps, i32)
+        at_j = compare(b, "EQ", iota_m, j, ps, i32)
+        p_i, p_j = take(b, at_i, cp, ps), take(b, at_j, cp, ps)
+        new = select(b, at_i, p_j, select(b, at_j, p_i, cp, ps, i32), ps, i32)
+        nxt = b.op("stablehlo.add", [ci, b.const(1, i32)], si)
+        return [nxt, new, cv]
+
+    c_text = e.block(args, cond)
+    b_text = e.block(args, body)
+    region = f"{c_text}\n{e.indent}}}, {{\n{b_text}"
+    r = e.op("stablehlo.while", [zero, init, a[0]], [si, ts, ks], region=region)
+    return f"{r}#1"
+
+
+# input: 1-based int32 pivots (..., k); attrs: (m,); result: 0-based int32 permutation (..., m)
+define("lu_permutation", _infer_perm, _lower_perm)
+
+
+def getrf(x: Array) -> tuple[Array, Array, Array]:
+    """LU with partial pivoting of a stack of square matrices: (packed LU, 1-based int32
+    pivots, info); ``info > 0`` flags an exactly singular U."""
+    *batch, m, n = x.shape
+    return tuple(lapack("getrf_ffi", x.dtype, [x], [(x.shape, x.dtype),
+                                                     ((*batch, min(m, n)), dt.int32),
+                                                     (tuple(batch), dt.int32)]))
+
+
+def pivots_to_perm(piv: Array, m: int) -> Array:
+    """The 0-based row permutation ``perm`` of getrf's pivots: ``x[..., perm, :] == L @ U``."""
+    return wrap(record(OPS["lu_permutation"], (piv._node,), (m,)))
+
+
+def make_complex(re: Array, im: Array) -> Array:
+    return wrap(record(OPS["complex"], (re._node, im._node), ()))
+
+
+def nan_where(bad: Array, x: Array) -> Array:
+    """``x`` with every matrix (or vector) of the stack whose ``bad`` flag is set made NaN."""
+    from ._manipulation import reshape
+    from ._searching import where
+    extra = x.ndim - bad.ndim
+    flag = reshape(bad, bad.shape + (1,) * extra) if extra else bad
+    nan = complex(float("nan"), float("nan")) if x.dtype.kind == "c" else float("nan")
+    return where(flag, nan, x)
+
+
+define("complex", lambda ins, attrs: (ins[0].shape, dt.complex_of(ins[0].dtype)),
+       lambda e, n, a: e.op("stablehlo.complex", a, tensor_type(n.shape, n.dtype)))
+
+
+# ---------------------------------------------------------------- FFT
+
+def _infer_fft(inputs: tuple, attrs: tuple) -> tuple:
+    return attrs[2], attrs[3]
+
+
+def _lower_fft(e: Emitter, n: Any, a: list) -> str:
+    kind, lengths = n.attrs[0], n.attrs[1]
+    return e.op("stablehlo.fft", a, tensor_type(n.shape, n.dtype),
+                f"fft_type = #stablehlo<fft_type {kind}>, fft_length = {i64s(lengths)}")
+
+
+# attrs: (FFT|IFFT|RFFT|IRFFT, fft_length over the trailing 1-3 dims, out shape, out dtype)
+define("fft", _infer_fft, _lower_fft)
+
+
+def fft_node(x: Array, kind: str, lengths: tuple, shape: tuple, dtype: DType) -> Array:
+    return wrap(record(OPS["fft"], (x._node,), (kind, tuple(lengths), tuple(shape), dtype)))
