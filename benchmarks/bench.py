@@ -663,9 +663,9 @@ def report(results: list[dict], overheads: dict, meta: dict) -> str:
              "timed samples (high = noisy row).\n")
     hdr = ("| # | workload | size | numpy ms | jax eager ms | jax.jit ms | xla_array ms "
            "| numpy/xla (>1: xla faster) | jit/xla (>1: xla faster) | xla compiles first/steady "
-           "| xla first-call ms | jit first-call ms |")
+           "| xla first-call ms | jit first-call ms | bg CPU load |")
     L.append(hdr)
-    L.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    L.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         cs = r["contenders"]
         xr = cs.get("xla_array")

@@ -27,6 +27,7 @@ from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
 from ._manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis,
                             permute_dims, reshape, roll, squeeze, stack, tile, unstack)
 from ._materialize import materialize
+from ._jit import cached, compile, deserialize, jit
 from ._searching import argmax, argmin, where
 from ._statistical import all, any, max, mean, min, prod, std, sum, var
 from ._statistical import *  # noqa: F403
@@ -54,6 +55,7 @@ newaxis = None
 
 __all__ = [
     "Array", "Device", "CompileError", "materialize", "using_device", "flags", "debug",
+    "jit", "compile", "cached", "deserialize",
     "__array_api_version__", "__array_namespace_info__", "e", "inf", "nan", "pi", "newaxis",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float8_e4m3fn",

@@ -17,12 +17,13 @@ import numpy as np
 from . import _backend, _dtypes, _flags, _metrics
 from ._devices import Device, resolve
 from ._dtypes import DType
-from ._executor import materialize_nodes
-from ._graph import Node, buffer_leaf, scalar_leaf
+from ._executor import check_buffers, materialize_nodes
+from ._graph import Node, Placeholder, TracedScalar, buffer_leaf, scalar_leaf
 
 __all__ = ["Array", "wrap", "as_node", "operand_nodes"]
 
 _PYSCALAR = (bool, int, float, complex)
+_WEAK = (bool, int, float, complex, TracedScalar)
 
 
 class Array:
@@ -95,7 +96,10 @@ class Array:
         n = self._node
         if n.buffer is None:
             materialize_nodes([n], cause)
-        return self._node.buffer
+        buf = self._node.buffer
+        if type(buf) is Placeholder:
+            check_buffers([self._node])
+        return buf
 
     def _host(self, cause: str) -> np.ndarray:
         buf = self._buffer(cause)
@@ -251,6 +255,10 @@ def as_node(x: Any, like: Node | None, fname: str) -> Node:
         d = _dtypes.weak_result(like.dtype, x)
         _check_range(x, d, fname)
         return scalar_leaf(x, d, like.device)
+    if t is TracedScalar:
+        if like is None:
+            raise TypeError(f"{fname}() needs at least one array argument")
+        return scalar_leaf(x, _dtypes.weak_result(like.dtype, x.sample), like.device)
     if isinstance(x, np.ndarray):
         return host_leaf(x, like.device if like is not None else None)
     raise TypeError(f"{fname}() got an argument of type {type(x).__name__}; expected an "
@@ -278,7 +286,7 @@ def operand_nodes(fname: str, *xs: Any) -> list[Node]:
     nodes: list[Node | None] = [None] * len(xs)
     like = None
     for i, x in enumerate(xs):
-        if not isinstance(x, _PYSCALAR) or isinstance(x, np.generic):
+        if not isinstance(x, _WEAK) or isinstance(x, np.generic):
             nodes[i] = as_node(x, like, fname)
             if like is None or isinstance(x, Array) and like.op.name == "scalar":
                 like = nodes[i]

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _backend, _flags, _metrics
+from . import _backend, _flags, _metrics, _telemetry
 from ._cache import disk, executables
-from ._graph import Node, structure_key, toposort, user_frame
+from ._graph import Node, Placeholder, structure_key, toposort, user_frame
 from ._lower import lower
 
 __all__ = ["materialize_nodes", "scalar_buffer", "CompileError"]
@@ -61,11 +61,16 @@ def _value_key(v: Any) -> Any:
 
 
 def scalar_buffer(n: Node) -> Any:
-    key = (n.device, n.dtype, _value_key(n.value))
+    return scalar_buffer_of(n.value, n.dtype, n.device)
+
+
+def scalar_buffer_of(value: Any, dtype: Any, device: Any) -> Any:
+    """A device buffer holding a runtime scalar parameter (cached by exact value bits)."""
+    key = (device, dtype, _value_key(value))
     buf = _scalars.get(key)
     if buf is None:
-        v = np.asarray(n.value, dtype=n.dtype.np)
-        buf = _backend.put(v, n.device._pjrt, owned=True)
+        v = np.asarray(value, dtype=dtype.np)
+        buf = _backend.put(v, device._pjrt, owned=True)
         _scalars[key] = buf
         if len(_scalars) > _SCALAR_CACHE:
             _scalars.popitem(last=False)
@@ -95,7 +100,7 @@ def _guard(cause: str, where: tuple) -> None:
 
 
 def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
-                  device: Any) -> Compiled:
+                  device: Any, donate: frozenset = frozenset()) -> Compiled:
     limit = int(_flags.get("max_compiles"))
     if limit and _metrics.snapshot()["compiles"] >= limit:
         from .debug import explain_key
@@ -117,7 +122,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
             else:
                 _metrics.count("disk_hits")
                 return Compiled(exe, None, key, 0.0, time.perf_counter() - t0)
-    text = lower(order, bufs, scalars, outs)
+    text = lower(order, bufs, scalars, outs, donate)
     t1 = time.perf_counter()
     try:
         exe = _backend.compile(text, [device._pjrt], options=options or None)
@@ -142,6 +147,9 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     if _flags.get("log_compiles"):
         log.warning("xla_array compiled %d ops in %.1f ms (graph from %s)", len(order),
                     (t2 - t1) * 1e3, _where_text(order, 3))
+    _telemetry.emit("compile", {"key": key, "ops": len(order), "lower_seconds": t1 - t0,
+                                "compile_seconds": t2 - t1, "total_seconds": t2 - t0,
+                                "where": _where_text(order, 3)})
     return Compiled(exe, text, key, t2 - t1, t1 - t0)
 
 
@@ -183,6 +191,8 @@ def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None)
         if not uniq:
             return
         _metrics.materialization(cause, f"{os.path.basename(where[0])}:{where[1]}")
+        _telemetry.emit("materialize", {"cause": cause, "where": f"{where[0]}:{where[1]}",
+                                        "arrays": len(uniq)})
         by_device: dict[Any, list[Node]] = {}
         for n in uniq.values():
             by_device.setdefault(n.device, []).append(n)
@@ -190,8 +200,20 @@ def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None)
             _run(roots, device)
 
 
+def check_buffers(bufs: list[Node]) -> None:
+    for n in bufs:
+        if type(n.buffer) is Placeholder:
+            if n.buffer.index < 0:
+                raise RuntimeError("this array was donated to a jitted call and can no longer "
+                                   "be used")
+            raise TypeError("a value traced by xla_array.jit cannot be materialized inside the "
+                            "traced function (bool/int/float/repr/np.asarray of a traced array); "
+                            "mark the argument static (static_argnums) or use where()")
+
+
 def _run(roots: list[Node], device: Any) -> None:
     order, bufs, scalars, outs, key = plan(roots)
+    check_buffers(bufs)
     compiled = executables.get(key)
     if compiled is None:
         _metrics.count("cache_misses")

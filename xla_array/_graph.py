@@ -42,6 +42,48 @@ class OpDef:
         return f"<op {self.name}>"
 
 
+class Placeholder:
+    """Stands in for a buffer while ``xla_array.jit`` traces a function (argument ``index``);
+    also marks a buffer given away by donation (``index`` -1)."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"<placeholder {self.index}>"
+
+
+class TracedScalar:
+    """A Python scalar argument of a function traced by ``xla_array.jit``: a weak-typed runtime
+    parameter. Using it in Python arithmetic or converting it (``float(s)``, ``if s:``) raises,
+    since that would bake one value into the compiled code."""
+
+    __slots__ = ("index", "sample")
+
+    def __init__(self, index: int, sample: Any) -> None:
+        self.index = index
+        self.sample = sample  # 0, 0.0 or 0j: the Python type decides the weak dtype
+
+    def _refuse(self, *args: Any) -> Any:
+        raise TypeError("a Python scalar argument of a jitted function is traced: use it only "
+                        "in array operations, or mark it static with static_argnums")
+
+    def _binary(self, other: Any) -> Any:
+        if isinstance(other, (int, float, complex, TracedScalar)):
+            self._refuse()
+        return NotImplemented  # arrays take over through their reflected operators
+
+    __bool__ = __float__ = __int__ = __index__ = __complex__ = __neg__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _binary
+    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = _binary
+    __lt__ = __le__ = __gt__ = __ge__ = _binary
+
+    def __repr__(self) -> str:
+        return f"<traced {type(self.sample).__name__} argument {self.index}>"
+
+
 BUFFER = OpDef("buffer", None, None)
 SCALAR = OpDef("scalar", None, None)
 

@@ -123,8 +123,9 @@ def _loc(where: Any) -> str:
 
 
 def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
-          outputs: list[Node]) -> str:
-    """The StableHLO module for computing ``outputs``; parameters are buffers then scalars."""
+          outputs: list[Node], donate: frozenset = frozenset()) -> str:
+    """The StableHLO module for computing ``outputs``; parameters are buffers then scalars.
+    Parameters whose index is in ``donate`` are marked as donors (XLA may reuse them)."""
     e = Emitter()
     names: dict[int, str] = {}
     params = []
@@ -133,7 +134,7 @@ def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
         ty = tensor_type(n.shape, n.dtype)
         names[id(n)] = name
         e.types[name] = ty
-        params.append(f"{name}: {ty}")
+        params.append(f"{name}: {ty}" + (" {jax.buffer_donor = true}" if j in donate else ""))
     for n in order:
         e.loc = _loc(n.where)
         names[id(n)] = n.op.lower(e, n, [names[id(x)] for x in n.inputs])

@@ -13,9 +13,10 @@ import numpy as np
 
 from . import _elementwise
 from ._array import Array
+from ._graph import TracedScalar
 from ._linalg_basic import matmul
 
-_OK = (Array, bool, int, float, complex, np.ndarray, np.generic)
+_OK = (Array, bool, int, float, complex, np.ndarray, np.generic, TracedScalar)
 _FAST = frozenset((Array, int, float))
 
 # dunder stem -> (function, has reflected form, has in-place form)

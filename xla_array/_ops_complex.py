@@ -425,17 +425,52 @@ def cmul(r: R, a: str, b: str, c: str, d: str) -> Pair:
     return r.sub(r.mul(a, c), r.mul(b, d)), r.add(r.mul(a, d), r.mul(b, c))
 
 
+def _int_pow(r: R, a: str, b: str, c: str) -> tuple[Pair, str]:
+    """NumPy's exact path for x**n with an integer real exponent |n| < 100: repeated
+    multiplication (binary powering), then 1/x**|n| for negative n. Returns the value and
+    where it applies."""
+    e, i32 = r.e, dt.int32
+    ti = tensor_type(r.s, i32)
+    n = e.op("stablehlo.convert", [r.abs(c)], ti)
+    one_i = bcast(e, e.const(1, i32), (), r.s, i32)
+    p: Pair = (a, b)
+    acc: Pair = (r.c(1.0), r.c(0.0))
+    for k in range(7):
+        if k:
+            p = cmul(r, *p, *p)
+        bit = e.op("stablehlo.and", [e.op("stablehlo.shift_right_logical",
+                                          [n, bcast(e, e.const(k, i32), (), r.s, i32)], ti),
+                                     one_i], ti)
+        on = compare(e, "EQ", bit, one_i, r.s, i32)
+        m = cmul(r, *acc, *p)
+        acc = (r.sel(on, m[0], acc[0]), r.sel(on, m[1], acc[1]))
+    sq = cmul(r, a, b, a, b)
+    cube = cmul(r, a, b, *sq)
+    acc = cases(r, acc, [(r.cmp("EQ", c, r.c(1.0)), a, b),
+                         (r.cmp("EQ", c, r.c(2.0)), *sq),
+                         (r.cmp("EQ", c, r.c(3.0)), *cube)])
+    inv = cdiv(r, r.c(1.0), r.c(0.0), *acc)
+    neg = r.cmp("LT", c, r.c(0.0))
+    acc = (r.sel(neg, inv[0], acc[0]), r.sel(neg, inv[1], acc[1]))
+    is_int = r.and_(r.cmp("EQ", c, r.f("round_nearest_even", c)),
+                    r.cmp("LT", r.abs(c), r.c(100.0)))
+    return acc, is_int
+
+
 def cpow(r: R, a: str, b: str, c: str, d: str) -> Pair:
-    """x**y = exp(y * log(x)), with NumPy's cases: y == 0 gives 1, x == 0 gives 0 when
-    real(y) > 0 and NaN otherwise."""
+    """x**y = exp(y * log(x)), with NumPy's cases: y == 0 gives 1; x == 0 gives 0 when
+    real(y) > 0 and NaN otherwise; an integer real exponent below 100 in magnitude multiplies
+    (so ``z**2 == z*z`` exactly)."""
     la, lb = clog(r, a, b)
     re, im = cexp(r, *cmul(r, c, d, la, lb))
     zero, nan = r.c(0.0), r.c(math.nan)
     x0 = r.and_(r.iszero(a), r.iszero(b))
+    ip, is_int = _int_pow(r, a, b, c)
     return cases(r, (re, im), [
         (r.and_(r.iszero(c), r.iszero(d)), r.c(1.0), zero),
         (r.and_(x0, r.cmp("GT", c, zero)), zero, zero),
         (x0, nan, nan),
+        (r.and_(is_int, r.iszero(d)), *ip),
     ])
 
 
@@ -453,6 +488,20 @@ _INVERSE: dict[str, Any] = {
     "acos": cacos, "acosh": cacosh,
 }
 _BINARY: dict[str, Any] = {"divide": cdiv, "pow": cpow}
+
+
+def crecip(r: R, a: str, b: str) -> Pair:
+    """1/z as NumPy computes it (Smith's algorithm specialised to a numerator of 1)."""
+    im_small = r.cmp("LE", r.abs(b), r.abs(a))
+    q1 = r.div(b, a)
+    d1 = r.add(a, r.mul(b, q1))
+    q2 = r.div(a, b)
+    d2 = r.add(r.mul(a, q2), b)
+    return (r.sel(im_small, r.div(r.c(1.0), d1), r.div(q2, d2)),
+            r.sel(im_small, r.neg(r.div(q1, d1)), r.neg(r.div(r.c(1.0), d2))))
+
+
+_UNARY["reciprocal"] = crecip
 
 
 def _parts(e: Emitter, z: str, s: tuple, d: DType) -> Pair:

@@ -152,7 +152,11 @@ def _abs(e: Emitter, a: list, s: tuple, d: DType) -> str:
 def _sign(e: Emitter, a: list, s: tuple, d: DType) -> str:
     if d.kind == "u":
         return convert(e, compare(e, "NE", a[0], _full(e, 0, s, d), s, d), s, dt.bool, d)
-    return e.op("stablehlo.sign", a, _t(s, d))
+    sg = e.op("stablehlo.sign", a, _t(s, d))
+    if d.kind == "f":  # sign(-0.0) is +0.0, as NumPy
+        sg = select(e, compare(e, "EQ", a[0], _full(e, 0, s, d), s, d), _full(e, 0, s, d), sg,
+                    s, d)
+    return sg
 
 
 def _int_div(e: Emitter, a: list, s: tuple, d: DType, want: str) -> str:
@@ -192,13 +196,14 @@ def _remainder(e: Emitter, a: list, s: tuple, d: DType) -> str:
 
 
 def _floor_divide(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """NumPy's floored quotient for finite operands; otherwise ``x / y``, which gives the
+    standard's special cases (``inf // 2 = inf``, ``1 // -inf = -0``, ``1 // 0 = inf``)."""
     if d.kind in "iu":
         return _int_div(e, a, s, d, "q")
     x, y = a
-    # NumPy: div = (x - fmod(x, y)) / y, corrected so that x == div*y + mod, then floored
+    zero = _full(e, 0, s, d)
     mod = e.op("stablehlo.remainder", [x, y], _t(s, d))
     div = e.op("stablehlo.divide", [e.op("stablehlo.subtract", [x, mod], _t(s, d)), y], _t(s, d))
-    zero = _full(e, 0, s, d)
     mnz = compare(e, "NE", mod, zero, s, d)
     diff = compare(e, "NE", compare(e, "LT", y, zero, s, d),
                    compare(e, "LT", mod, zero, s, d), s, dt.bool)
@@ -208,27 +213,12 @@ def _floor_divide(e: Emitter, a: list, s: tuple, d: DType) -> str:
     big = compare(e, "GT", e.op("stablehlo.subtract", [div, fl], _t(s, d)),
                   _full(e, 0.5, s, d), s, d)
     fl = select(e, big, e.op("stablehlo.add", [fl, _full(e, 1, s, d)], _t(s, d)), fl, s, d)
-    dnz = compare(e, "NE", div, zero, s, d)
-    signed_zero = _copysign(e, [zero, e.op("stablehlo.divide", [x, y], _t(s, d))], s, d)
-    res = select(e, dnz, fl, signed_zero, s, d)
-    # y == 0 or non-finite operands: plain division rules (x / y), as NumPy
-    ynz = compare(e, "NE", y, zero, s, d)
     plain = e.op("stablehlo.divide", [x, y], _t(s, d))
-    res = select(e, ynz, res, plain, s, d)
-    fin = _bool_op("stablehlo.and", [_isfinite(e, [x], s, d), _isfinite(e, [y], s, d)], e, s)
-    inf_y = _bool_op("stablehlo.and", [_isfinite(e, [x], s, d), _isinf(e, [y], s, d)], e, s)
-    # finite x over infinite y: 0 (or -1 when the signs differ and x != 0), as NumPy
-    xnz = compare(e, "NE", x, zero, s, d)
-    sdiff = compare(e, "NE", _signbit(e, [x], s, d), _signbit(e, [y], s, d), s, dt.bool)
-    neg1 = _bool_op("stablehlo.and", [xnz, sdiff], e, s)
-    inf_res = select(e, neg1, _full(e, -1, s, d), _copysign(e, [zero, plain], s, d), s, d)
-    other = select(e, inf_y, inf_res, plain, s, d)
-    nan = _full(e, float("nan"), s, d)
-    other = select(e, _isinf(e, [x], s, d), nan, other, s, d)
-    other = select(e, _bool_op("stablehlo.and", [_isinf(e, [x], s, d),
-                                                 compare(e, "EQ", y, zero, s, d)], e, s),
-                   plain, other, s, d)
-    return select(e, fin, res, other, s, d)
+    res = select(e, compare(e, "NE", div, zero, s, d), fl, _copysign(e, [zero, plain], s, d),
+                 s, d)
+    ok = _bool_op("stablehlo.and", [_isfinite(e, [x], s, d), _isfinite(e, [y], s, d)], e, s)
+    ok = _bool_op("stablehlo.and", [ok, compare(e, "NE", y, zero, s, d)], e, s)
+    return select(e, ok, res, plain, s, d)
 
 
 def _copysign(e: Emitter, a: list, s: tuple, d: DType) -> str:

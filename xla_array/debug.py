@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from typing import Any
 
-from . import _backend, _metrics
+from . import _backend, _metrics, _telemetry
 from ._array import Array
 from ._cache import executables
 from ._executor import compile_graph, plan
+from ._graph import toposort
+from ._ops_elementwise import ELEMENTWISE
 
 __all__ = ["metrics", "reset_metrics", "mlir", "hlo", "cost", "memory", "explain",
-           "explain_key"]
+           "explain_key", "on_compile", "on_materialize", "graph", "dot", "draw"]
 
 
 def metrics() -> dict[str, Any]:
@@ -45,9 +50,17 @@ def _compiled(arrays: tuple) -> Any:
     return c
 
 
-def mlir(*arrays: Array) -> str:
-    """The StableHLO text that computing ``arrays`` would run (with user-line locations)."""
+def mlir(*arrays: Any, **kwargs: Any) -> str:
+    """The StableHLO text that computing ``arrays`` would run (with user-line locations).
+
+    ``mlir(fn, *example_args)`` gives the text of a function traced as ``xla_array.jit``
+    would trace it (like ``jax.xla_computation``)."""
     from ._lower import lower
+    if arrays and callable(arrays[0]) and not isinstance(arrays[0], Array):
+        from ._jit import Jitted
+        fn = arrays[0]
+        j = fn if isinstance(fn, Jitted) else Jitted(fn)
+        return j.lower(*arrays[1:], **kwargs)
     nodes = _pending(arrays)
     if not nodes:
         return ""
@@ -104,3 +117,90 @@ def explain() -> str:
 
 def jaxlib_version() -> str:
     return _backend.JAXLIB_VERSION
+
+
+def on_compile(fn: Any) -> Any:
+    """Call ``fn(event)`` after every compilation (event: key, ops, lower_seconds,
+    compile_seconds, total_seconds, where). Returns a function that unregisters it."""
+    return _telemetry.on("compile", fn)
+
+
+def on_materialize(fn: Any) -> Any:
+    """Call ``fn(event)`` at every materialization (event: cause, where, arrays)."""
+    return _telemetry.on("materialize", fn)
+
+
+def _graph_nodes(arrays: tuple) -> tuple[list, list, list, list]:
+    nodes = _pending(arrays)
+    order, bufs, scalars = toposort(nodes) if nodes else ([], [], [])
+    return order, bufs, scalars, nodes
+
+
+def _label(n: Any) -> str:
+    op = n.op.name
+    if op == "buffer":
+        return f"buffer {n.dtype.name}{list(n.shape)}"
+    if op == "scalar":
+        return f"scalar {n.dtype.name}"
+    extra = ""
+    if op in ELEMENTWISE:
+        extra = ""
+    elif n.attrs:
+        extra = " " + ", ".join(str(a) for a in n.attrs if not isinstance(a, tuple) or
+                                len(a) < 8)
+    return f"{op}{extra} -> {n.dtype.name}{list(n.shape)}"
+
+
+def graph(*arrays: Array) -> str:
+    """A text drawing of the pending graph of ``arrays``: one line per node, inputs by name."""
+    order, bufs, scalars, roots = _graph_nodes(arrays)
+    names = {}
+    lines = []
+    for i, n in enumerate(bufs):
+        names[id(n)] = f"in{i}"
+        lines.append(f"in{i} = {_label(n)}")
+    for i, n in enumerate(scalars):
+        names[id(n)] = f"s{i}"
+        lines.append(f"s{i} = {_label(n)}")
+    for i, n in enumerate(order):
+        names[id(n)] = f"v{i}"
+        where = f"  # {os.path.basename(n.where[0])}:{n.where[1]}" if n.where else ""
+        args = ", ".join(names[id(x)] for x in n.inputs)
+        lines.append(f"v{i} = {_label(n)}({args}){where}")
+    lines.append("outputs: " + ", ".join(names[id(n)] for n in roots))
+    return "\n".join(lines)
+
+
+def dot(*arrays: Array) -> str:
+    """The pending graph of ``arrays`` in Graphviz dot syntax."""
+    order, bufs, scalars, roots = _graph_nodes(arrays)
+    out = ["digraph xla_array {", "  rankdir=TB; node [shape=box, fontname=monospace];"]
+    ids = {}
+    for i, n in enumerate(bufs + scalars + order):
+        ids[id(n)] = f"n{i}"
+        style = ", style=filled, fillcolor=lightgrey" if n.op.name in ("buffer", "scalar") else ""
+        bold = ", penwidth=2" if any(n is r for r in roots) else ""
+        label = _label(n).replace('"', "'")
+        out.append(f'  n{i} [label="{label}"{style}{bold}];')
+    for n in order:
+        for x in n.inputs:
+            out.append(f"  {ids[id(x)]} -> {ids[id(n)]};")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def draw(*arrays: Array, path: str) -> str:
+    """Write the pending graph to ``path``: ``.dot`` as text, ``.svg``/``.png`` through
+    Graphviz's ``dot`` program when it is installed (RuntimeError otherwise)."""
+    text = dot(*arrays)
+    ext = os.path.splitext(path)[1].lower()
+    if ext in (".dot", ".gv", ""):
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+    exe = shutil.which("dot")
+    if exe is None:
+        raise RuntimeError("drawing to SVG/PNG needs Graphviz's 'dot' program; write a .dot "
+                           "file instead")
+    subprocess.run([exe, f"-T{ext[1:]}", "-o", path], input=text.encode(), check=True)
+    return path

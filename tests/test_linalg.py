@@ -1,0 +1,343 @@
+"""The linalg extension, differential against numpy.linalg on random stacks of matrices.
+
+Shapes come from a small fixed set so compiled executables are shared between examples;
+decompositions are checked by their invariants (reconstruction, orthonormality, ordering),
+not by raw vectors, which are not unique.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import xla_array as xp
+from xla_array import linalg as LA
+
+DTYPES = ["float32", "float64", "complex64", "complex128"]
+TOL = {"float32": 2e-4, "complex64": 2e-4, "float64": 1e-10, "complex128": 1e-10}
+REAL = {"float32": "float32", "complex64": "float32", "float64": "float64",
+        "complex128": "float64"}
+SQUARE = [(4, 4), (2, 3, 3)]
+RECT = [(2, 5, 3), (3, 4)]
+FAST = settings(max_examples=12, deadline=None)
+
+dtypes = st.sampled_from(DTYPES)
+seeds = st.integers(0, 2**32 - 1)
+
+
+def rand(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
+
+
+def herm(a):
+    return np.conj(np.swapaxes(a, -1, -2))
+
+
+def well_conditioned(shape, dtype, seed):
+    """Random matrices plus a multiple of the identity (never near singular)."""
+    n = shape[-1]
+    return (rand(shape, dtype, seed) + 3 * n * np.eye(n)).astype(dtype)
+
+
+def spd(shape, dtype, seed):
+    a = rand(shape, dtype, seed)
+    return (a @ herm(a) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+def close(got, want, dtype, scale=1.0):
+    got = np.asarray(got)
+    assert got.shape == np.shape(want), (got.shape, np.shape(want))
+    tol = TOL[dtype] * scale
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1.0, np.abs(want).max(
+        initial=0)))
+
+
+def orthonormal_columns(q, dtype):
+    k = q.shape[-1]
+    close(herm(q) @ q, np.broadcast_to(np.eye(k), q.shape[:-2] + (k, k)), dtype, 10)
+
+
+# ---------------------------------------------------------------- LU-based
+
+
+@FAST
+@given(dtype=dtypes, shape=st.sampled_from(SQUARE), seed=seeds)
+def test_det_slogdet_inv_solve_power(dtype, shape, seed):
+    a = well_conditioned(shape, dtype, seed)
+    b = rand(shape[:-1] + (2,), dtype, seed + 1)
+    v = rand(shape[-1:], dtype, seed + 2)
+    A = xp.asarray(a)
+    det, (sign, logabs), inv = LA.det(A), LA.slogdet(A), LA.inv(A)
+    assert det.dtype == A.dtype and sign.dtype == A.dtype
+    assert logabs.dtype == getattr(xp, REAL[dtype])
+    close(det, np.linalg.det(a), dtype, 10)
+    s_np, l_np = np.linalg.slogdet(a)
+    close(sign, s_np, dtype, 10)
+    close(logabs, l_np, dtype, 10)
+    close(inv, np.linalg.inv(a), dtype, 10)
+    close(LA.solve(A, xp.asarray(b)), np.linalg.solve(a, b), dtype, 10)
+    want_v = np.linalg.solve(a, np.broadcast_to(v[:, None], shape[:-1] + (1,)))[..., 0]
+    close(LA.solve(A, xp.asarray(v)), want_v, dtype, 10)
+    for n in (0, 1, 3, -2):
+        close(LA.matrix_power(A, n), np.linalg.matrix_power(a, n), dtype, 100)
+
+
+def test_solve_broadcasts_stacks_and_promotes():
+    a = well_conditioned((3, 1, 4, 4), "float32", 0)
+    b = rand((2, 4, 5), "float64", 1)
+    out = LA.solve(xp.asarray(a), xp.asarray(b))
+    assert out.shape == (3, 2, 4, 5) and out.dtype == xp.float64
+    close(out, np.linalg.solve(a.astype("float64"), b), "float32")
+
+
+def test_integer_input_is_promoted_to_float64():
+    a = np.array([[2, 1], [1, 3]])
+    d = LA.det(xp.asarray(a))
+    assert d.dtype == xp.float64
+    assert float(d) == pytest.approx(5.0)
+    close(LA.inv(xp.asarray(a)), np.linalg.inv(a), "float64")
+
+
+# ---------------------------------------------------------------- decompositions
+
+
+@FAST
+@given(dtype=dtypes, shape=st.sampled_from(SQUARE), seed=seeds, upper=st.booleans())
+def test_cholesky(dtype, shape, seed, upper):
+    a = spd(shape, dtype, seed)
+    out = LA.cholesky(xp.asarray(a), upper=upper)
+    want = np.linalg.cholesky(a)
+    close(out, herm(want) if upper else want, dtype, 10)
+
+
+@FAST
+@given(dtype=dtypes, shape=st.sampled_from(SQUARE), seed=seeds)
+def test_eigh_eigvalsh(dtype, shape, seed):
+    a = rand(shape, dtype, seed)
+    a = (a + herm(a)) / 2
+    w, v = res = LA.eigh(xp.asarray(a))
+    assert type(res).__name__ == "EighResult" and res.eigenvalues is w and res.eigenvectors is v
+    assert w.dtype == getattr(xp, REAL[dtype]) and v.dtype == getattr(xp, dtype)
+    w, v = np.asarray(w), np.asarray(v)
+    close(w, np.linalg.eigvalsh(a), dtype, 10)
+    assert np.all(np.diff(w, axis=-1) >= 0)
+    orthonormal_columns(v, dtype)
+    close(v @ (w[..., :, None] * herm(v)), a, dtype, 10)
+    close(LA.eigvalsh(xp.asarray(a)), np.linalg.eigvalsh(a), dtype, 10)
+
+
+@FAST
+@given(dtype=dtypes, shape=st.sampled_from(SQUARE), seed=seeds)
+def test_eig_eigvals(dtype, shape, seed):
+    a = rand(shape, dtype, seed)
+    w, v = LA.eig(xp.asarray(a))
+    cd = "complex64" if REAL[dtype] == "float32" else "complex128"
+    assert w.dtype == getattr(xp, cd) and v.dtype == getattr(xp, cd)
+    w, v = np.asarray(w), np.asarray(v)
+    close(a @ v, v * w[..., None, :], dtype, 100)
+    close(np.linalg.norm(v, axis=-2), np.ones(w.shape), dtype, 10)
+    close(np.sort_complex(np.asarray(LA.eigvals(xp.asarray(a)))),
+          np.sort_complex(np.linalg.eigvals(a)), dtype, 100)
+
+
+@FAST
+@given(dtype=dtypes, shape=st.sampled_from(RECT), seed=seeds, full=st.booleans())
+def test_svd_svdvals(dtype, shape, seed, full):
+    a = rand(shape, dtype, seed)
+    *batch, m, n = shape
+    k = min(m, n)
+    u, s, vh = res = LA.svd(xp.asarray(a), full_matrices=full)
+    assert type(res).__name__ == "SVDResult" and (res.U, res.S, res.Vh) == (u, s, vh)
+    assert u.shape == (*batch, m, m if full else k) and vh.shape == (*batch, n if full else k, n)
+    assert s.shape == (*batch, k) and s.dtype == getattr(xp, REAL[dtype])
+    u, s, vh = np.asarray(u), np.asarray(s), np.asarray(vh)
+    close(s, np.linalg.svd(a, compute_uv=False), dtype, 10)
+    assert np.all(np.diff(s, axis=-1) <= 0)
+    orthonormal_columns(u, dtype)
+    orthonormal_columns(herm(vh), dtype)
+    close((u[..., :k] * s[..., None, :]) @ vh[..., :k, :], a, dtype, 10)
+    close(LA.svdvals(xp.asarray(a)), np.linalg.svd(a, compute_uv=False), dtype, 10)
+
+
+@FAST
+@given(dtype=dtypes, shape=st.sampled_from(RECT + [(3, 5)]), seed=seeds,
+       mode=st.sampled_from(["reduced", "complete"]))
+def test_qr(dtype, shape, seed, mode):
+    a = rand(shape, dtype, seed)
+    *batch, m, n = shape
+    q, r = res = LA.qr(xp.asarray(a), mode=mode)
+    assert type(res).__name__ == "QRResult" and res.Q is q and res.R is r
+    kq = m if mode == "complete" else min(m, n)
+    assert q.shape == (*batch, m, kq) and r.shape == (*batch, kq, n)
+    q, r = np.asarray(q), np.asarray(r)
+    orthonormal_columns(q, dtype)
+    assert np.all(np.tril(r, -1) == 0)
+    assert np.all(np.abs(np.imag(np.diagonal(r, axis1=-2, axis2=-1))) <= 1e-5)
+    close(q @ r, a, dtype, 10)
+
+
+# ---------------------------------------------------------------- built on SVD
+
+
+@FAST
+@given(dtype=dtypes, shape=st.sampled_from(RECT), seed=seeds)
+def test_pinv_rank_matrix_norm(dtype, shape, seed):
+    a = rand(shape, dtype, seed)
+    low = a[..., :, :1] @ a[..., :1, :]  # rank 1
+    A = xp.asarray(a)
+    close(LA.pinv(A), np.linalg.pinv(a), dtype, 100)
+    close(LA.pinv(xp.asarray(low), rtol=1e-3), np.linalg.pinv(low, rtol=1e-3), dtype, 1000)
+    rank = LA.matrix_rank(xp.asarray(low))
+    assert rank.dtype == xp.int64
+    np.testing.assert_array_equal(np.asarray(rank), np.linalg.matrix_rank(low))
+    np.testing.assert_array_equal(np.asarray(LA.matrix_rank(A)), np.linalg.matrix_rank(a))
+    for ord in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        out = LA.matrix_norm(A, ord=ord)
+        assert out.dtype == getattr(xp, REAL[dtype])
+        close(out, np.linalg.matrix_norm(a, ord=ord), dtype, 10)
+    close(LA.matrix_norm(A, ord=2, keepdims=True),
+          np.linalg.matrix_norm(a, ord=2, keepdims=True), dtype, 10)
+
+
+def test_rtol_array_broadcasts_over_the_stack():
+    a = rand((2, 4, 3), "float64", 3)
+    a[1] = a[1, :, :1] @ a[1, :1, :] + 1e-6 * a[1]
+    r = LA.matrix_rank(xp.asarray(a), rtol=xp.asarray(np.array([1e-12, 1e-3])))
+    np.testing.assert_array_equal(np.asarray(r), [3, 1])
+
+
+# ---------------------------------------------------------------- norms and structure
+
+
+@FAST
+@given(dtype=dtypes, seed=seeds, axis=st.sampled_from([None, -1, 0, (0, 2), (2, 0, 1)]),
+       ord=st.sampled_from([2, 1, 0, math.inf, -math.inf, 3, -1.5]), keepdims=st.booleans())
+def test_vector_norm(dtype, seed, axis, ord, keepdims):
+    a = rand((2, 3, 4), dtype, seed)
+    a[0, 0, 0] = 0
+    out = LA.vector_norm(xp.asarray(a), axis=axis, ord=ord, keepdims=keepdims)
+    assert out.dtype == getattr(xp, REAL[dtype])
+    close(out, np.linalg.vector_norm(a, axis=axis, ord=ord, keepdims=keepdims), dtype, 10)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "uint8", "complex64"])
+def test_diagonal_and_trace(dtype):
+    a = (np.arange(2 * 3 * 4) % 7).reshape(2, 3, 4).astype(dtype)
+    A = xp.asarray(a)
+    for off in (-3, -1, 0, 2, 4, 9):
+        np.testing.assert_array_equal(np.asarray(LA.diagonal(A, offset=off)),
+                                      np.linalg.diagonal(a, offset=off))
+        t = LA.trace(A, offset=off)
+        want = np.linalg.trace(a, offset=off)
+        assert t.dtype == xp.sum(A).dtype
+        np.testing.assert_allclose(np.asarray(t), want)
+    assert LA.trace(A, dtype=xp.float64).dtype == xp.float64
+
+
+def test_cross_outer_and_reexports():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((2, 4, 3)), rng.standard_normal((4, 3))
+    close(LA.cross(xp.asarray(a), xp.asarray(b)), np.linalg.cross(a, b), "float64")
+    at, bt = np.swapaxes(a, -1, -2), b.T
+    close(LA.cross(xp.asarray(at), xp.asarray(bt), axis=-2), np.cross(at, bt, axis=-2),
+          "float64")
+    ai = np.arange(6).reshape(2, 3)
+    np.testing.assert_array_equal(np.asarray(LA.cross(xp.asarray(ai), xp.asarray(ai[::-1]))),
+                                  np.linalg.cross(ai, ai[::-1]))
+    x, y = np.arange(3.0), np.arange(4).astype(np.int32)
+    out = LA.outer(xp.asarray(x), xp.asarray(y))
+    assert out.dtype == xp.float64
+    np.testing.assert_array_equal(np.asarray(out), np.outer(x, y))
+    assert LA.matmul is xp.matmul and LA.tensordot is xp.tensordot
+    assert LA.vecdot is xp.vecdot and LA.matrix_transpose is xp.matrix_transpose
+    for name in LA.__all__:
+        assert hasattr(LA, name), name
+
+
+# ---------------------------------------------------------------- failures, laziness, errors
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex128"])
+def test_singular_and_nonfinite_input_give_nan_per_matrix(dtype):
+    good = np.diag([2.0, 3.0, 4.0])
+    sing = np.array([[1.0, 2, 3], [2, 4, 6], [1, 1, 1]])
+    nanm = good.copy()
+    nanm[1, 1] = np.nan
+    A = xp.asarray(np.stack([sing, good]).astype(dtype))
+    N = xp.asarray(np.stack([nanm, good]).astype(dtype))
+    for out in (LA.inv(A), LA.solve(A, xp.asarray(np.ones(3, dtype))),
+                LA.matrix_power(A, -1), LA.cholesky(A)):
+        out = np.asarray(out)
+        assert np.all(np.isnan(out[0])) and np.all(np.isfinite(out[1]))
+    assert np.asarray(LA.det(A))[0] == 0
+    sign, logabs = LA.slogdet(A)
+    assert np.asarray(sign)[0] == 0 and np.asarray(logabs)[0] == -np.inf
+    for out in (*LA.svd(N), LA.svdvals(N), *LA.eigh(N), LA.eigvalsh(N), LA.eigvals(N),
+                LA.pinv(N)):
+        out = np.asarray(out)
+        assert np.all(np.isnan(out[0])) and np.all(np.isfinite(out[1]))
+    not_pd = xp.asarray(np.stack([-good, good]).astype(dtype))
+    out = np.asarray(LA.cholesky(not_pd))
+    assert np.all(np.isnan(out[0])) and np.all(np.isfinite(out[1]))
+
+
+def test_lazy_and_fused(metrics):
+    a = well_conditioned((3, 3), "float64", 7)
+    A = xp.asarray(a)
+    out = LA.det(LA.inv(A) @ A) + LA.svdvals(A)[0] + LA.eigvalsh(A @ A.T)[-1]
+    assert out.is_pending
+    assert metrics()["compiles"] == 0 and metrics()["executions"] == 0
+    want = 1 + np.linalg.svd(a, compute_uv=False)[0] + np.linalg.eigvalsh(a @ a.T)[-1]
+    assert float(out) == pytest.approx(want)
+    assert metrics()["executions"] == 1
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3), (3, 0), (0, 2)])
+def test_empty_matrices(shape):
+    a = np.zeros(shape)
+    A = xp.asarray(a)
+    square = shape[-1] == shape[-2]
+    if square:
+        np.testing.assert_array_equal(np.asarray(LA.det(A)), np.linalg.det(a))
+        assert LA.inv(A).shape == shape and LA.cholesky(A).shape == shape
+        assert LA.eigh(A).eigenvalues.shape == shape[:-1]
+    for full in (True, False):
+        u, s, vh = LA.svd(A, full_matrices=full)
+        uu, ss, vv = np.linalg.svd(a, full_matrices=full)
+        assert (u.shape, s.shape, vh.shape) == (uu.shape, ss.shape, vv.shape)
+    q, r = LA.qr(A)
+    assert (q.shape, r.shape) == tuple(t.shape for t in np.linalg.qr(a))
+    assert LA.pinv(A).shape == np.linalg.pinv(a).shape
+    assert LA.matrix_rank(A).shape == shape[:-2]
+
+
+def test_errors():
+    sq = xp.asarray(np.eye(3))
+    with pytest.raises(ValueError):
+        LA.inv(xp.asarray(np.ones((2, 3))))
+    with pytest.raises(ValueError):
+        LA.det(xp.asarray(np.ones(3)))
+    with pytest.raises(TypeError):
+        LA.cholesky(xp.asarray(np.eye(2, dtype=bool)))
+    with pytest.raises(TypeError):
+        LA.eigh(xp.astype(sq, xp.float16))
+    with pytest.raises(ValueError):
+        LA.solve(sq, xp.asarray(np.ones(4)))
+    with pytest.raises(ValueError):
+        LA.qr(sq, mode="r")
+    with pytest.raises(ValueError):
+        LA.matrix_norm(sq, ord=3)
+    with pytest.raises(TypeError):
+        LA.matrix_power(sq, 1.5)
+    with pytest.raises(ValueError):
+        LA.cross(xp.asarray(np.ones((2, 4))), xp.asarray(np.ones((2, 4))))
+    with pytest.raises(ValueError):
+        LA.outer(sq, sq)
+    with pytest.raises(TypeError):
+        LA.det(np.eye(2))
