@@ -9,11 +9,12 @@ so a BLAS thread still spinning from the previous contender does not steal CPU. 
 numbers are medians (and best-of) over the timed samples, warm-up excluded.
 
 The timed region is the call plus forcing the result on the device, never a copy to host:
-NumPy nothing, JAX ``.block_until_ready()``, xla_array ``xla_array.materialize(result)``
-(plus a device-side block when the library exposes one).
+NumPy nothing, JAX ``.block_until_ready()``, xla_array ``xla_array.materialize(result)`` plus
+a wait for the device (the PJRT CPU client is asynchronous; see ``XlaArrayC``).
 
 Usage: python3 benchmarks/bench.py [--repeats 7] [--only 1,2,8] [--quick] [--json out.json]
-                                   [--settle 0.1] [--contenders numpy,xla_array]
+                                   [--settle 0.1] [--contenders numpy,xla_array] [--wait-quiet 20]
+See benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -279,7 +280,8 @@ class XlaArrayC(Contender):
         self.mod.debug.reset_metrics()
 
 
-def load_contenders(wanted: list[str]) -> tuple[list[Contender], dict[str, str], dict]:
+def load_contenders(wanted: list[str], disk_cache: bool = False
+                    ) -> tuple[list[Contender], dict[str, str], dict]:
     """Returns (contenders, import errors by name, version info)."""
     out: list[Contender] = []
     errors: dict[str, str] = {}
@@ -304,6 +306,9 @@ def load_contenders(wanted: list[str]) -> tuple[list[Contender], dict[str, str],
                 if n in wanted:
                     errors[n] = f"not importable ({_err(exc)})"
     if "xla_array" in wanted:
+        if not disk_cache:   # first call = a real compile, unless --disk-cache
+            os.environ.setdefault("XLA_ARRAY_CACHE_DIR", "off")
+        versions["XLA_ARRAY_CACHE_DIR"] = os.environ.get("XLA_ARRAY_CACHE_DIR", "(default)")
         try:
             import xla_array
             versions["xla_array"] = getattr(xla_array, "__version__", "?")
@@ -674,6 +679,8 @@ def report(results: list[dict], overheads: dict, meta: dict) -> str:
         bg = f"{bgv:.0%}" if isinstance(bgv, float) and not math.isnan(bgv) else ""
         if xr and "metrics_first_call" in xr:
             comp = str(xr["metrics_first_call"].get("compiles", "?"))
+            if xr["metrics_first_call"].get("disk_hits"):
+                comp += f" (+{xr['metrics_first_call']['disk_hits']} disk hits)"
             if "steady_per_call" in xr:
                 comp += f" / {xr['steady_per_call']['compiles']:g}"
         L.append(f"| {r['id']} | {r['name']} | {r['size']} | {cell(cs.get('numpy'))} | "
@@ -736,10 +743,11 @@ def report(results: list[dict], overheads: dict, meta: dict) -> str:
         for n, rec in r["contenders"].items():
             if "error" in rec:
                 grouped.setdefault((n, rec["error"]), []).append(r["id"])
-    errs = [f"- workload {','.join(ids)} {n}: {e}" for (n, e), ids in grouped.items()]
+    errs = [f"- workload {','.join(ids)} {n}: {' '.join(e.split())}"
+            for (n, e), ids in grouped.items()]
     for key, row in overheads.items():
         if isinstance(row, dict) and "error" in row:
-            errs.append(f"- overhead {key}: {row['error']}")
+            errs.append(f"- overhead {key}: {' '.join(row['error'].split())}")
     if errs:
         L.append("\n### Errors (full tracebacks in --json output)\n")
         L.extend(errs)
@@ -760,6 +768,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--contenders", default=",".join(ALL_CONTENDERS),
                    help="comma-separated subset of " + ",".join(ALL_CONTENDERS))
     p.add_argument("--no-overheads", action="store_true", help="skip the overheads section")
+    p.add_argument("--disk-cache", action="store_true", help="keep xla_array's on-disk compile "
+                   "cache (default: XLA_ARRAY_CACHE_DIR=off unless set, so first call = compile)")
     p.add_argument("--wait-quiet", type=float, default=0.0, metavar="S",
                    help="before each workload, wait up to S s for other processes to use < 50%% "
                    "of the CPUs (default 0: don't wait)")
@@ -787,7 +797,7 @@ def main(argv: list[str] | None = None) -> int:
                   "loadavg_before": [round(v, 2) for v in os.getloadavg()],
                   "thread_env": {k: os.environ.get(k) for k in
                                  ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "XLA_FLAGS")}}
-    contenders, import_errors, versions = load_contenders(wanted)
+    contenders, import_errors, versions = load_contenders(wanted, args.disk_cache)
     meta["versions"] = versions
     for n, msg in import_errors.items():
         print(f"[bench] {n}: {msg}", file=sys.stderr)

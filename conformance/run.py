@@ -18,7 +18,6 @@ import random
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
@@ -50,9 +49,15 @@ def parse_args(argv=None):
     p.add_argument("-k", dest="kexpr", default=None, help="pytest -k expression")
     p.add_argument("--files", nargs="+", default=None, help="subset of suite test files, e.g. test_sorting_functions.py")
     p.add_argument("--jobs", type=int, default=1, help="run test files as N concurrent pytest processes")
-    p.add_argument("--disable-deadline", action="store_true", help="pass --disable-deadline (Hypothesis 800ms deadline)")
-    p.add_argument("--report-dir", type=Path, default=None, help="keep raw JSON reports and logs here (default: temp dir)")
-    p.add_argument("--pytest-args", default="", help="extra pytest arguments, one string (e.g. '-x --tb=long')")
+    p.add_argument("--disable-extension", nargs="+", default=[], metavar="EXT",
+                   help="also disable these extensions (missing linalg/fft are disabled automatically)")
+    p.add_argument("--skip-dtypes", default=None, help="ARRAY_API_TESTS_SKIP_DTYPES, e.g. 'float64,complex128'")
+    p.add_argument("--deadline", action="store_true",
+                   help="keep Hypothesis' 800ms per-example deadline (default: --disable-deadline, since the "
+                        "first call of a new shape/dtype includes XLA compile time)")
+    p.add_argument("--report-dir", type=Path, default=HERE / "results",
+                   help="raw JSON reports, logs, Hypothesis dirs (default: conformance/results, git-ignored)")
+    p.add_argument("--pytest-args", default="", help="extra pytest arguments as one string; write --pytest-args='-x --tb=long' (with '=')")
     return p.parse_args(argv)
 
 
@@ -91,12 +96,12 @@ def pytest_runtest_setup(item):
 
 def build_cmd(args, targets, report, disabled):
     cmd = [sys.executable, "-m", "pytest", *targets, "-p", "no:cacheprovider", "-p", "conformance.run",
-           "-q", "--tb=short",
+           "-q", "--tb=short", "--continue-on-collection-errors",
            f"--max-examples={args.max_examples}", f"--hypothesis-seed={args.seed}"]
     if disabled:  # nargs="+" option: keep it before another option
         cmd += ["--disable-extension", *disabled]
     cmd += ["--json-report", f"--json-report-file={report}",
-            "--json-report-omit", "collectors", "log", "streams", "warnings", "keywords", "traceback",
+            "--json-report-omit", "log", "streams", "warnings", "keywords", "traceback",
             "--json-report-indent=0"]
     if args.xfails and args.xfails.exists():
         cmd.append(f"--xfails-file={args.xfails.resolve()}")
@@ -104,7 +109,7 @@ def build_cmd(args, targets, report, disabled):
         cmd.append(f"--skips-file={args.skips.resolve()}")
     if args.kexpr:
         cmd += ["-k", args.kexpr]
-    if args.disable_deadline:
+    if not args.deadline:
         cmd.append("--disable-deadline")
     return cmd + args.pytest_args.split()
 
@@ -116,6 +121,7 @@ def run_one(args, env, targets, report, disabled):
     # fresh one, so give each pytest process a fresh dir: same seed -> same examples.
     hyp = report.with_suffix(".hypothesis")
     shutil.rmtree(hyp, ignore_errors=True)
+    report.unlink(missing_ok=True)
     env = dict(env, HYPOTHESIS_STORAGE_DIRECTORY=str(hyp))
     with open(log, "w") as fh:
         fh.write(" ".join(build_cmd(args, targets, report, disabled)) + "\n\n")
@@ -124,7 +130,12 @@ def run_one(args, env, targets, report, disabled):
                              stdout=fh, stderr=subprocess.STDOUT)
     tests = []
     if report.exists():
-        tests = json.loads(report.read_text()).get("tests", [])
+        data = json.loads(report.read_text())
+        tests = data.get("tests", [])
+        # a test file that fails to import: count it as one errored "test"
+        tests += [{"nodeid": c["nodeid"], "outcome": "error",
+                   "setup": {"outcome": "failed", "longrepr": c.get("longrepr", "")}}
+                  for c in data.get("collectors", []) if c.get("outcome") == "failed"]
     # 0 ok, 1 some tests failed, 5 nothing collected (e.g. -k deselected a whole file)
     broken = rc not in (0, 1, 5)
     if broken:
@@ -137,15 +148,18 @@ def crash_message(t):
     for stage in ("setup", "call", "teardown"):
         st = t.get(stage) or {}
         if st.get("outcome") == "failed":
-            msg = (st.get("crash") or {}).get("message") or str(st.get("longrepr", ""))
-            return msg.strip().splitlines()[0][:160] if msg.strip() else ""
+            crash = (st.get("crash") or {}).get("message", "").strip()
+            lines = crash.splitlines()[:1] or str(st.get("longrepr", "")).strip().splitlines()[-1:]
+            return lines[0][:160] if lines else ""
     return ""
 
 
 def run_version(args, version, report_dir):
     env = make_env(args.module, version, args.seed)
+    if args.skip_dtypes:
+        env["ARRAY_API_TESTS_SKIP_DTYPES"] = args.skip_dtypes
     info = probe(args.suite, env)
-    disabled = [e for e in EXTENSIONS if e not in info["extensions"]]
+    disabled = sorted({e for e in EXTENSIONS if e not in info["extensions"]} | set(args.disable_extension))
     print(f"\n=== {info['name']}  ARRAY_API_TESTS_VERSION={version}  "
           f"(module __array_api_version__={info['api_version']}, suite uses {info['suite_api_version']})")
     if info["api_version"] != version:
@@ -211,7 +225,7 @@ def main(argv=None):
         sys.exit(f"error: {args.suite} is not an array-api-tests checkout")
     if not any((args.suite / "array-api" / "spec").glob("20*")):
         sys.exit(f"error: {args.suite}/array-api is empty: check out the pinned array-api submodule")
-    report_dir = args.report_dir or Path(tempfile.mkdtemp(prefix="conformance-"))
+    report_dir = args.report_dir.resolve()
     report_dir.mkdir(parents=True, exist_ok=True)
     any_failed = any_broken = False
     overall = []
