@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _backend, _flags, _metrics, _telemetry
 from ._cache import disk, executables
-from ._graph import Node, Placeholder, structure_key, toposort, user_frame
+from ._graph import Node, Placeholder, plan_graph, user_frame
 from ._lower import lower
 
 __all__ = ["materialize_nodes", "scalar_buffer", "CompileError"]
@@ -70,7 +70,7 @@ def scalar_buffer_of(value: Any, dtype: Any, device: Any) -> Any:
     buf = _scalars.get(key)
     if buf is None:
         v = np.asarray(value, dtype=dtype.np)
-        buf = _backend.put(v, device._pjrt, owned=True)
+        buf = device._put(v, owned=True)  # a Device, or a Mesh (a replicated buffer)
         _scalars[key] = buf
         if len(_scalars) > _SCALAR_CACHE:
             _scalars.popitem(last=False)
@@ -116,16 +116,17 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
             try:
                 if meta.get("lapack"):
                     _backend.register_lapack()
-                exe = _backend.deserialize(payload, [device._pjrt])
+                exe = _backend.deserialize(payload, device._pjrt_devices)
             except _backend.BackendError as err:
                 log.info("xla_array: cache entry unusable (%s); compiling", err)
             else:
                 _metrics.count("disk_hits")
                 return Compiled(exe, None, key, 0.0, time.perf_counter() - t0)
-    text = lower(order, bufs, scalars, outs, donate)
+    text = lower(order, bufs, scalars, outs, donate,
+                 device._annotations(bufs, scalars, outs))  # SPMD hooks on a Mesh
     t1 = time.perf_counter()
     try:
-        exe = _backend.compile(text, [device._pjrt], options=options or None)
+        exe = _backend.compile(text, device._pjrt_devices, options=options or None)
     except _backend.BackendError as err:
         raise CompileError(f"XLA could not compile the graph recorded at "
                            f"{_where_text(order)}: {err}") from None
@@ -167,15 +168,11 @@ def _disk_context(options: dict) -> str:
 
 def plan(roots: list[Node]) -> tuple:
     """The graph computing ``roots``: (order, buffers, scalars, outputs, key)."""
-    order, bufs, scalars = toposort(roots)
-    outs = list(roots)
-    rs = {id(r) for r in roots}
-    for n in order:
-        if n.users > 0 and id(n) not in rs and n.op.nout == 1:
-            outs.append(n)
+    order, bufs, scalars, outs, struct = plan_graph(roots)
     device = roots[0].device
-    key = (device, structure_key(order, bufs, scalars, outs))
-    return order, bufs, scalars, outs, key
+    if device._spmd:  # on a mesh, the parameters' layouts are part of the structure
+        device = (device, device._layout_key(bufs))
+    return order, bufs, scalars, outs, (device, struct)
 
 
 def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None) -> None:
@@ -190,9 +187,14 @@ def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None)
                 uniq.setdefault(id(n), n)
         if not uniq:
             return
-        _metrics.materialization(cause, f"{os.path.basename(where[0])}:{where[1]}")
-        _telemetry.emit("materialize", {"cause": cause, "where": f"{where[0]}:{where[1]}",
-                                        "arrays": len(uniq)})
+        _metrics.materialization(cause, where)
+        if _telemetry.active("materialize"):
+            _telemetry.emit("materialize", {"cause": cause, "where": f"{where[0]}:{where[1]}",
+                                            "arrays": len(uniq)})
+        if len(uniq) == 1:
+            (n,) = uniq.values()
+            _run([n], n.device)
+            return
         by_device: dict[Any, list[Node]] = {}
         for n in uniq.values():
             by_device.setdefault(n.device, []).append(n)
@@ -220,8 +222,9 @@ def _run(roots: list[Node], device: Any) -> None:
         executables.note_miss(key)
         compiled = compile_graph(key, order, bufs, scalars, outs, device)
         executables.put(key, compiled)
+        hit = False
     else:
-        _metrics.count("cache_hits")  # (one lock round trip; cheap next to the dispatch)
+        hit = True
     args = [n.buffer for n in bufs] + [scalar_buffer(n) for n in scalars]
     if compiled.out_specs is None:
         compiled.out_specs = [(n.shape, n.dtype.np) for n in outs]
@@ -231,6 +234,6 @@ def _run(roots: list[Node], device: Any) -> None:
     except _backend.BackendError as err:
         raise CompileError(f"running the graph recorded at {_where_text(order)} failed: "
                            f"{err}") from None
-    _metrics.executed(time.perf_counter() - t0)
+    _metrics.executed(time.perf_counter() - t0, hit)
     for n, b in zip(outs, results):
         n.set_buffer(b)

@@ -207,6 +207,55 @@ def toposort(roots: list[Node]) -> tuple[list[Node], list[Node], list[Node]]:
     return order, bufs, scalars
 
 
+def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
+    """One pass over the pending graph of ``roots``: (order, buffer leaves, scalar leaves,
+    outputs, structural key). Outputs are the roots plus every pending node an Array still
+    holds (so the run writes them back too). The key lists every item in first-visit order
+    with its inputs as positions in that order: structure only, never values."""
+    index: dict[int, int] = {}
+    order: list[Node] = []
+    bufs: list[Node] = []
+    scalars: list[Node] = []
+    parts: list[Any] = []
+    stack = list(reversed(roots))
+    pop, push = stack.pop, stack.append
+    while stack:
+        n = stack[-1]
+        if id(n) in index:
+            pop()
+            continue
+        if n.buffer is not None:
+            pop()
+            index[id(n)] = len(parts)
+            parts.append(("B", n.shape, n.dtype.name))
+            bufs.append(n)
+            continue
+        if n.op is SCALAR:
+            pop()
+            index[id(n)] = len(parts)
+            parts.append(("S", n.dtype.name))
+            scalars.append(n)
+            continue
+        ready = True
+        for x in reversed(n.inputs):
+            if id(x) not in index:
+                push(x)
+                ready = False
+        if ready:
+            pop()
+            index[id(n)] = len(parts)
+            parts.append((n.op.name, n.attrs, n.shape, n.dtype.name,
+                          tuple([index[id(x)] for x in n.inputs])))
+            order.append(n)
+    outs = list(roots)
+    rs = {id(r) for r in roots}
+    for n in order:
+        if n.users > 0 and id(n) not in rs and n.op.nout == 1:
+            outs.append(n)
+    parts.append(tuple([index[id(n)] for n in outs]))
+    return order, bufs, scalars, outs, tuple(parts)
+
+
 def structure_key(order: list[Node], bufs: list[Node], scalars: list[Node],
                   outputs: list[Node]) -> tuple:
     """A hashable key of the graph's structure: never values, only how things are made."""

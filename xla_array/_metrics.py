@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 from typing import Any
@@ -26,17 +27,21 @@ def add_time(name: str, seconds: float) -> None:
         _seconds[name] += seconds
 
 
-def executed(seconds: float) -> None:
+def executed(seconds: float, hit: bool) -> None:
+    """One execution (after a cache hit when ``hit``)."""
     with _lock:
         _counts["executions"] += 1
+        if hit:
+            _counts["cache_hits"] += 1
         _seconds["execute_seconds"] += seconds
 
 
-def materialization(cause: str, where: str) -> None:
+def materialization(cause: str, where: tuple) -> None:
+    """One materialization, from user frame ``where`` = (filename, line)."""
     with _lock:
         _counts["materializations"] += 1
         _causes[cause] += 1
-        _lines[f"{cause} at {where}"] += 1
+        _lines[(cause, where)] += 1
 
 
 def snapshot() -> dict[str, Any]:
@@ -46,7 +51,8 @@ def snapshot() -> dict[str, Any]:
         out.update({k: _counts[k] for k in _counts if k not in out})
         out.update({k: _seconds[k] for k in _TIMERS})
         out["materializations_by_cause"] = dict(_causes)
-        out["materializations_by_line"] = dict(_lines)
+        out["materializations_by_line"] = {
+            f"{cause} at {os.path.basename(w[0])}:{w[1]}": c for (cause, w), c in _lines.items()}
         return out
 
 

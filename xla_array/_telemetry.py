@@ -32,6 +32,10 @@ def on(event: str, fn: Callable[[dict], Any]) -> Callable[[], None]:
     return remove
 
 
+def active(event: str) -> bool:
+    return bool(_handlers[event])
+
+
 def emit(event: str, data: dict) -> None:
     for fn in _handlers[event]:
         try:

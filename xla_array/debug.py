@@ -83,30 +83,37 @@ def memory(*arrays: Array) -> dict[str, int]:
     return dict(_compiled(arrays).exe.memory())
 
 
+def _describe(part: Any) -> str:
+    if part[0] == "B":
+        return f"an input of shape {part[1]} and dtype {part[2]}"
+    if part[0] == "S":
+        return f"a scalar parameter of dtype {part[1]}"
+    if isinstance(part[0], str) and len(part) == 5:
+        return f"op {part[0]} -> {part[3]}{list(part[2])} (attributes {part[1]})"
+    return f"outputs {part}"
+
+
 def explain_key(key: Any) -> str:
     """Which part of ``key`` no cached executable shares (for recompile diagnostics)."""
-    keys = [k for k in executables.keys() if k != key]
+    keys = [k for k in executables.keys() if k != key and isinstance(k, tuple) and len(k) == 2]
     if not keys:
         return "first compile (the cache was empty)"
     device, struct = key
+    same_dev = [k for k in keys if k[0] == device]
+    if not same_dev:
+        return f"device {device} has no cached executable"
     best = None
-    for other in keys:
-        if other[0] != device:
-            continue
-        o = other[1]
-        if o[0] != struct[0]:
-            why = f"input shapes/dtypes {struct[0]} (cached: {o[0]})"
-        elif o[1] != struct[1]:
-            why = f"scalar parameter dtypes {struct[1]} (cached: {o[1]})"
-        elif len(o) != len(struct):
-            why = f"op count {len(struct) - 3} (cached: {len(o) - 3})"
-        else:
-            diffs = [i for i, (p, q) in enumerate(zip(struct[2:], o[2:])) if p != q]
-            why = (f"op #{diffs[0]}: {struct[2 + diffs[0]]} (cached: {o[2 + diffs[0]]})"
-                   if diffs else "outputs")
-        if best is None or len(why) < len(best):
-            best = why
-    return best or f"device {device} has no cached executable"
+    for _dev, other in same_dev:  # the cached graph sharing the most items in place
+        score = sum(p == q for p, q in zip(struct, other)) - abs(len(struct) - len(other))
+        if best is None or score > best[0]:
+            best = (score, other)
+    other = best[1]
+    n = next((i for i, (p, q) in enumerate(zip(struct, other)) if p != q),
+             min(len(struct), len(other)))
+    if n >= len(struct) or n >= len(other):
+        return (f"graph size: {len(struct)} items (closest cached graph: {len(other)}), "
+                f"same up to item {n}")
+    return f"item {n}: {_describe(struct[n])} (closest cached graph has {_describe(other[n])})"
 
 
 def explain() -> str:
