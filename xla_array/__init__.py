@@ -24,9 +24,10 @@ from ._elementwise import __all__ as _elementwise_all
 from ._executor import CompileError
 from ._info import DEFAULT_VERSION, __array_namespace_info__
 from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
+from ._manipulation import broadcast_shapes, repeat
 from ._manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis,
                             permute_dims, reshape, roll, squeeze, stack, tile, unstack)
-from ._materialize import materialize
+from ._materialize import block_until_ready, materialize
 from ._jit import cached, compile, deserialize, jit
 from ._searching import argmax, argmin, where
 from ._statistical import all, any, max, mean, min, prod, std, sum, var
@@ -42,7 +43,7 @@ from ._utility import *  # noqa: F403
 from ._utility import __all__ as _utility_all
 from ._advanced import *  # noqa: F403
 from ._advanced import __all__ as _advanced_all
-from . import fft, linalg  # noqa: E402  (extensions)
+from . import fft, linalg, sharding  # noqa: E402  (extensions)
 
 __array_api_version__ = DEFAULT_VERSION
 __version__ = "0.1.0"
@@ -55,7 +56,7 @@ newaxis = None
 
 __all__ = [
     "Array", "Device", "CompileError", "materialize", "using_device", "flags", "debug",
-    "jit", "compile", "cached", "deserialize",
+    "jit", "compile", "cached", "deserialize", "block_until_ready",
     "__array_api_version__", "__array_namespace_info__", "e", "inf", "nan", "pi", "newaxis",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float8_e4m3fn",
@@ -65,9 +66,10 @@ __all__ = [
     "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     "matmul", "matrix_transpose", "tensordot", "vecdot",
     "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
-    "permute_dims", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
+    "permute_dims", "reshape", "roll", "squeeze", "stack", "tile", "unstack", "repeat",
+    "broadcast_shapes",
     "argmax", "argmin", "where", "all", "any", "max", "mean", "min", "prod", "std", "sum", "var",
     *_elementwise_all, *_statistical_all, *_searching_all, *_sorting_all, *_set_all,
-    *_utility_all, *_advanced_all, "fft", "linalg",
+    *_utility_all, *_advanced_all, "fft", "linalg", "sharding",
 ]
 __all__ = sorted(set(__all__), key=__all__.index)

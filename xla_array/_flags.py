@@ -38,7 +38,8 @@ def _guard(s: str) -> str:
 
 # name: (default, parser, help)
 _SPEC: dict[str, tuple[Any, Any, str]] = {
-    "max_pending": (256, int, "auto-flush a pending graph once its depth exceeds this many ops"),
+    "max_pending": (128, int, "auto-flush a pending graph once its depth exceeds this many ops "
+                              "(a matmul or decomposition counts as 32)"),
     "cache_size": (512, int, "executables kept in the in-memory LRU cache"),
     "cache_dir": ("<default>", _cache_dir, "folder of the on-disk compile cache ('' or off: none)"),
     "cache_max_bytes": (1 << 30, int, "size bound of the on-disk compile cache"),
@@ -48,6 +49,9 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
     "max_compiles": (0, int, "raise once more than this many compiles happened (0: no limit)"),
     "opt_level": (None, lambda s: int(s) if s else None, "XLA backend optimization level"),
     "cpu_devices": (1, int, "number of CPU devices (read when the client starts)"),
+    "matmul_precision": ("default", lambda s: s.strip().lower() or "default",
+                         "default, high or highest: XLA precision of matmul-like ops (read when "
+                         "they are recorded; float32 is exact on CPU whatever the setting)"),
 }
 
 _values: dict[str, Any] = {}

@@ -30,13 +30,16 @@ class OpDef:
     writes StableHLO text. Defined in ``_ops``; this class lives here so leaves need no import.
     """
 
-    __slots__ = ("name", "infer", "lower", "nout")
+    __slots__ = ("name", "infer", "lower", "nout", "weight")
 
-    def __init__(self, name: str, infer: Any, lower: Any, nout: int = 1) -> None:
+    def __init__(self, name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1) -> None:
         self.name = name
         self.infer = infer
         self.lower = lower
         self.nout = nout
+        # how much this op adds to a pending graph's depth (auto-flush budget): heavy ops such
+        # as matmuls and decompositions fuse with nothing and cost much compile time
+        self.weight = weight
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"
@@ -167,7 +170,8 @@ def record(op: OpDef, inputs: tuple, attrs: tuple = (), device: Any = None) -> N
         for x in inputs:
             if x.depth > depth:
                 depth = x.depth
-    return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + 1, user_frame())
+    return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + op.weight,
+                user_frame())
 
 
 def toposort(roots: list[Node]) -> tuple[list[Node], list[Node], list[Node]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from . import _axes, _dtypes
+from . import _axes, _dtypes, _flags
 from ._array import Array, wrap
 from ._graph import record
 from ._ops import OPS, broadcast_shapes
@@ -22,6 +22,16 @@ def _arr(x: Any, fname: str) -> Array:
     if not isinstance(x, Array):
         raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
     return x
+
+
+def _precision() -> tuple:
+    """``()``, or ``("HIGH",)`` / ``("HIGHEST",)`` from the ``matmul_precision`` setting."""
+    p = _flags.get("matmul_precision")
+    if p == "default":
+        return ()
+    if p not in ("high", "highest"):
+        raise ValueError(f"matmul_precision must be default, high or highest, not {p!r}")
+    return (p.upper(),)
 
 
 def _numeric(a: Array, b: Array, fname: str) -> _dtypes.DType:
@@ -54,6 +64,17 @@ def matmul(x1: Array, x2: Array, /) -> Array:
         raise ValueError("matmul() does not take 0-d arrays; use multiply")
     d = _numeric(a, b, "matmul")
     from ._manipulation import broadcast_to, reshape
+    if a.ndim <= 2 and b.ndim <= 2:  # one dot_general, vectors contracted directly
+        ka, kb = a.shape[-1], b.shape[0]
+        if ka != kb:
+            raise ValueError(f"matmul(): shapes {x1.shape} and {x2.shape} do not align "
+                             f"({ka} != {kb})")
+        (na, ta), (nb, tb) = _untransposed(a), _untransposed(b)
+        ca = (0 if ta else a.ndim - 1,)
+        cb = (1 if tb else 0,)
+        shape = a.shape[:-1] + b.shape[1:]
+        attrs = (shape, d, (), (), ca, cb) + _precision()
+        return wrap(record(OPS["dot_general"], (na, nb), attrs))
     va, vb = a.ndim == 1, b.ndim == 1
     if va:
         a = reshape(a, (1, a.shape[0]))
@@ -63,19 +84,13 @@ def matmul(x1: Array, x2: Array, /) -> Array:
         raise ValueError(f"matmul(): shapes {x1.shape} and {x2.shape} do not align "
                          f"({a.shape[-1]} != {b.shape[-2]})")
     batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    if a.ndim == 2 and b.ndim == 2:
-        (na, ta), (nb, tb) = _untransposed(a), _untransposed(b)
-        shape = (a.shape[0], b.shape[1])
-        attrs = (shape, d, (), (), (0 if ta else 1,), (1 if tb else 0,))
-        out = wrap(record(OPS["dot_general"], (na, nb), attrs))
-    else:
-        a = broadcast_to(a, batch + a.shape[-2:])
-        b = broadcast_to(b, batch + b.shape[-2:])
-        nbat = tuple(range(len(batch)))
-        k = len(batch)
-        shape = batch + (a.shape[-2], b.shape[-1])
-        attrs = (shape, d, nbat, nbat, (k + 1,), (k,))
-        out = wrap(record(OPS["dot_general"], (a._node, b._node), attrs))
+    a = broadcast_to(a, batch + a.shape[-2:])
+    b = broadcast_to(b, batch + b.shape[-2:])
+    nbat = tuple(range(len(batch)))
+    k = len(batch)
+    shape = batch + (a.shape[-2], b.shape[-1])
+    attrs = (shape, d, nbat, nbat, (k + 1,), (k,)) + _precision()
+    out = wrap(record(OPS["dot_general"], (a._node, b._node), attrs))
     if va and vb:
         return reshape(out, batch)
     if va:
@@ -105,7 +120,8 @@ def tensordot(x1: Array, x2: Array, /, *, axes: Any = 2) -> Array:
                              f"differ in size")
     shape = (tuple(s for i, s in enumerate(a.shape) if i not in ca)
              + tuple(s for j, s in enumerate(b.shape) if j not in cb))
-    return wrap(record(OPS["dot_general"], (a._node, b._node), (shape, d, (), (), ca, cb)))
+    return wrap(record(OPS["dot_general"], (a._node, b._node),
+                       (shape, d, (), (), ca, cb) + _precision()))
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:

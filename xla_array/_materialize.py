@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from . import _backend
 from ._array import Array
 from ._executor import materialize_nodes
 
-__all__ = ["materialize"]
+__all__ = ["materialize", "block_until_ready"]
 
 
 def materialize(*arrays: Array) -> None:
@@ -20,3 +21,13 @@ def materialize(*arrays: Array) -> None:
             raise TypeError(f"materialize() takes arrays, got {type(a).__name__}")
         nodes.append(a._node)
     materialize_nodes(nodes, "materialize")
+
+
+def block_until_ready(*arrays: Array) -> None:
+    """Compute the pending arrays (as ``materialize``) and wait until every result is ready.
+
+    XLA runs asynchronously: ``materialize`` returns once the work is queued. Use this for
+    timing, or before handing buffers to code that does not wait on its own (reading values,
+    ``np.asarray``, DLPack, already waits)."""
+    materialize(*arrays)
+    _backend.block([a._node.buffer for a in arrays])

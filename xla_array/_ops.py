@@ -20,8 +20,11 @@ __all__ = ["OPS", "broadcast_shapes", "bcast", "convert"]
 OPS: dict[str, OpDef] = {}
 
 
-def define(name: str, infer: Any, lower: Any, nout: int = 1) -> OpDef:
-    op = OpDef(name, infer, lower, nout)
+HEAVY = 32  # auto-flush weight of matmuls and decompositions (see OpDef.weight)
+
+
+def define(name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1) -> OpDef:
+    op = OpDef(name, infer, lower, nout, weight)
     assert name not in OPS, name
     OPS[name] = op
     return op
@@ -214,7 +217,7 @@ def _infer_dot(inputs: tuple, attrs: tuple) -> tuple:
 
 
 def _lower_dot(e: Emitter, n: Any, a: list) -> str:
-    _shape, d, lb, rb, lc, rc = n.attrs
+    _shape, d, lb, rb, lc, rc = n.attrs[:6]
     x, y = n.inputs
     va = convert(e, a[0], x.shape, x.dtype, d)
     vb = convert(e, a[1], y.shape, y.dtype, d)
@@ -222,6 +225,9 @@ def _lower_dot(e: Emitter, n: Any, a: list) -> str:
             f"rhs_batching_dimensions = [{', '.join(map(str, rb))}], "
             f"lhs_contracting_dimensions = [{', '.join(map(str, lc))}], "
             f"rhs_contracting_dimensions = [{', '.join(map(str, rc))}]>")
+    if len(n.attrs) > 6:  # matmul_precision: ("HIGH",) or ("HIGHEST",)
+        p = f"#stablehlo<precision {n.attrs[6]}>"
+        dims += f", precision_config = [{p}, {p}]"
     if d is dt.bool:  # logical matmul: int, then != 0
         i = dt.int32
         va, vb = convert(e, va, x.shape, d, i), convert(e, vb, y.shape, d, i)
@@ -232,8 +238,8 @@ def _lower_dot(e: Emitter, n: Any, a: list) -> str:
                 f"dot_dimension_numbers = {dims}")
 
 
-# attrs: (out_shape, dtype, lhs_batch, rhs_batch, lhs_contract, rhs_contract)
-define("dot_general", _infer_dot, _lower_dot)
+# attrs: (out_shape, dtype, lhs_batch, rhs_batch, lhs_contract, rhs_contract[, precision])
+define("dot_general", _infer_dot, _lower_dot, weight=HEAVY)
 
 
 def _infer_get(inputs: tuple, attrs: tuple) -> tuple:
