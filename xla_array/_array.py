@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from . import _backend, _dtypes, _flags, _metrics
-from ._devices import Device, resolve
+from ._devices import Device, resolve, target
 from ._dtypes import DType
 from ._executor import check_buffers, materialize_nodes
 from ._graph import Node, Placeholder, TracedScalar, buffer_leaf, scalar_leaf
@@ -66,7 +66,15 @@ class Array:
 
     @property
     def device(self) -> Device:
+        """The Device, or for an array spread over several devices the ``sharding.Mesh``."""
         return self._node.device
+
+    @property
+    def sharding(self) -> Any:
+        """The layout over devices (see ``xla_array.sharding``; may compute a pending array
+        on a mesh, whose layout XLA chooses)."""
+        from .sharding import sharding_of
+        return sharding_of(self)
 
     def __len__(self) -> int:
         if not self._node.shape:
@@ -225,9 +233,9 @@ def host_leaf(x: np.ndarray, device: Any, dtype: DType | None = None) -> Node:
     """A buffer leaf holding a copy of host data."""
     d = dtype or _dtypes.from_numpy(x.dtype)
     x = np.asarray(x, dtype=d.np, order="C")  # ascontiguousarray would make 0-d 1-d
-    dev = resolve(device)
+    dev = target(device)  # a Device, or a Mesh / NamedSharding (each device gets its piece)
     _metrics.count("bytes_to_device", x.nbytes)
-    return buffer_leaf(_backend.put(x, dev._pjrt), x.shape, d, dev)
+    return buffer_leaf(dev._put(x), x.shape, d, dev._place)
 
 
 def as_node(x: Any, like: Node | None, fname: str) -> Node:

@@ -118,6 +118,9 @@ _PLATFORMS: list[str] | None = None
 _LAPACK_DONE = False
 _CUDA_PLUGINS = (("jax_plugins.xla_cuda13", "jax-cuda13-pjrt"),
                  ("jax_plugins.xla_cuda12", "jax-cuda12-pjrt"))
+_GPU_ENV = (("preallocate", "XLA_ARRAY_GPU_PREALLOCATE", lambda s: s.lower() not in ("0", "false")),
+            ("memory_fraction", "XLA_ARRAY_GPU_MEMORY_FRACTION", float),
+            ("allocator", "XLA_ARRAY_GPU_ALLOCATOR", str.lower))
 _NVIDIA_LIBS = ("cuda_runtime/lib/libcudart", "cuda_nvrtc/lib/libnvrtc", "cublas/lib/libcublasLt",
                 "cublas/lib/libcublas", "nccl/lib/libnccl", "cuda_cupti/lib/libcupti",
                 "cusparse/lib/libcusparse", "cusolver/lib/libcusolver", "cufft/lib/libcufft",
@@ -211,7 +214,11 @@ def _load_cuda_client() -> Any:
             xc.load_pjrt_plugin_dynamically("cuda", path)
         if not xc.pjrt_plugin_initialized("cuda"):
             xc.initialize_pjrt_plugin("cuda")
-        return xc.make_c_api_client("cuda", xc.generate_pjrt_gpu_plugin_options())
+        opts = xc.generate_pjrt_gpu_plugin_options()  # reads XLA_PYTHON_CLIENT_* too
+        for key, env, conv in _GPU_ENV:  # EXLA-like settings: XLA_ARRAY_GPU_*
+            if os.environ.get(env, "").strip():
+                opts[key] = conv(os.environ[env].strip())
+        return xc.make_c_api_client("cuda", opts)
     except Exception as e:  # any failure means: no CUDA, say why once
         warnings.warn(f"xla_array: CUDA plugin {path} failed to load ({e}); using CPU only",
                       RuntimeWarning, stacklevel=3)
@@ -314,15 +321,20 @@ def to_numpy(buf: Any) -> np.ndarray:
     try:
         if buf.is_deleted():
             raise BackendError("the buffer has been deleted or donated")
+        if dtype in _PLAIN and buf.platform() == "cpu":
+            try:
+                out = np.asarray(memoryview(buf))  # the buffer protocol waits for the value
+            except BufferError:  # refused for a global array over several devices
+                return _gather(buf)
+            return out if out.dtype == dtype else out.view(dtype)
+        if aval.host is not None:
+            return aval.host
+        if type(buf._sharding) is _HloSharding:  # a global array over several devices
+            return _gather(buf)
         if buf.platform() != "cpu":
             # The only host copy jaxlib offers for non-CPU buffers. Note that it makes jaxlib
             # try `import jax` (to build the shard's aval): an unavoidable cost on GPU.
             return buf._single_device_array_to_np_array_did_copy()[0]
-        if dtype in _PLAIN:
-            out = np.asarray(memoryview(buf))  # the buffer protocol waits for the value
-            return out if out.dtype == dtype else out.view(dtype)
-        if aval.host is not None:
-            return aval.host
         buf.block_until_ready()  # an executable's output: its unsafe_buffer_pointer is safe
         size = int(np.prod(shape, dtype=np.int64))
         if size == 0:
@@ -336,6 +348,11 @@ def to_numpy(buf: Any) -> np.ndarray:
         return _unpack4(np.asarray(_PointerView(buf, (size + 1) // 2)), size, signed, dtype, shape)
     except _XLA_ERRORS as e:
         raise BackendError(str(e)) from None
+
+
+def _gather(buf: Any) -> np.ndarray:
+    from . import _backend_spmd  # sharded arrays: _backend_spmd.py, the SPMD half of this layer
+    return _backend_spmd.gather(buf)
 
 
 def _unpack4(packed: np.ndarray, size: int, signed: bool, dtype: np.dtype,

@@ -6,6 +6,7 @@ Fill values, starts and steps are runtime scalar parameters: ``full((3,), 1.0)``
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from typing import Any
@@ -14,7 +15,7 @@ import numpy as np
 
 from . import _backend, _dtypes
 from ._array import Array, host_leaf, wrap
-from ._devices import resolve
+from ._devices import Device, resolve, target
 from ._dtypes import DType
 from ._graph import buffer_leaf, record, scalar_leaf
 from ._ops import OPS
@@ -58,7 +59,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     d = _dtype(dtype)
     if isinstance(obj, Array):
         out = obj
-        if device is not None and resolve(device) != obj.device:
+        if device is not None and target(device) != obj.device:
             if copy is False:
                 raise ValueError("asarray(copy=False) cannot move an array to another device")
             out = to_device(out, device)
@@ -103,6 +104,18 @@ def _check_nested(obj: Any) -> None:
             _check_int_range(o)
 
 
+def _placed(fn: Any) -> Any:
+    """Given a layout (a NamedSharding) as ``device``, build on its mesh, then pin the layout."""
+    @functools.wraps(fn)
+    def placed(*args: Any, device: Any = None, **kwargs: Any) -> Array:
+        if device is None or type(device) is Device or type(device) is str:
+            return fn(*args, device=device, **kwargs)
+        t = target(device)
+        return t._constrain(fn(*args, device=t._place, **kwargs))
+    return placed
+
+
+@_placed
 def full(shape: Any, fill_value: bool | complex, *, dtype: Any = None,
          device: Any = None) -> Array:
     shape = _shape(shape)
@@ -169,6 +182,7 @@ def _iota(n: int, d: DType, dev: Any, shape: tuple | None = None, dim: int = 0) 
     return Array(record(OPS["iota"], (), (shape or (n,), dim, d), device=dev))
 
 
+@_placed
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Array:
     if stop is None:
@@ -193,6 +207,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     return astype(out, d) if ct is not d else out
 
 
+@_placed
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
              dtype: Any = None, device: Any = None, endpoint: bool = True) -> Array:
     num = operator.index(num)
@@ -218,6 +233,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     return astype(out, d) if d is not ct else out
 
 
+@_placed
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
         device: Any = None) -> Array:
     n_rows = operator.index(n_rows)
@@ -294,12 +310,20 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
 
 
 def to_device(x: Array, device: Any, /, *, stream: Any = None) -> Array:
-    """The same values on ``device`` (computed first if pending)."""
+    """The same values on ``device``: a Device, a Mesh or a NamedSharding.
+
+    Within one mesh a NamedSharding reshards lazily (a constraint recorded in the graph);
+    otherwise ``x`` is computed if pending and copied (between a mesh and anything else,
+    through the host)."""
     if stream is not None:
         raise ValueError("to_device(): streams are not supported")
-    dev = resolve(device)
+    t = target(device)
+    dev = t._place
     if dev == x.device:
-        return x
-    buf = x._buffer("to_device")
-    nb = _backend.copy_to_device(buf, dev._pjrt)
-    return Array(buffer_leaf(nb, x.shape, x.dtype, dev))
+        return t._constrain(x)
+    if type(dev) is Device and type(x.device) is Device:
+        buf = x._buffer("to_device")
+        nb = _backend.copy_to_device(buf, dev._pjrt)
+        return Array(buffer_leaf(nb, x.shape, x.dtype, dev))
+    host = x._host("to_device")
+    return Array(buffer_leaf(t._put(host), x.shape, x.dtype, dev))

@@ -123,9 +123,10 @@ def _loc(where: Any) -> str:
 
 
 def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
-          outputs: list[Node], donate: frozenset = frozenset()) -> str:
+          outputs: list[Node], donate: frozenset = frozenset(), spmd: Any = None) -> str:
     """The StableHLO module for computing ``outputs``; parameters are buffers then scalars.
-    Parameters whose index is in ``donate`` are marked as donors (XLA may reuse them)."""
+    Parameters whose index is in ``donate`` are marked as donors (XLA may reuse them).
+    ``spmd`` (``_spmd.Annotator``, for graphs on a mesh) adds the sharding annotations."""
     e = Emitter()
     names: dict[int, str] = {}
     params = []
@@ -134,7 +135,9 @@ def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
         ty = tensor_type(n.shape, n.dtype)
         names[id(n)] = name
         e.types[name] = ty
-        params.append(f"{name}: {ty}" + (" {jax.buffer_donor = true}" if j in donate else ""))
+        attrs = ([spmd.arg(j, n)] if spmd else []) + (["jax.buffer_donor = true"] if j in donate
+                                                      else [])
+        params.append(f"{name}: {ty}" + (f" {{{', '.join(attrs)}}}" if attrs else ""))
     for n in order:
         e.loc = _loc(n.where)
         names[id(n)] = n.op.lower(e, n, [names[id(x)] for x in n.inputs])
@@ -142,5 +145,7 @@ def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
     outs = [names[id(n)] for n in outputs]
     out_types = [e.types[o] for o in outs]
     ret = (f'    "func.return"({", ".join(outs)}) : ({", ".join(out_types)}) -> ()')
-    head = f"func.func public @main({', '.join(params)}) -> ({', '.join(out_types)}) {{"
-    return "\n".join(["module {", head, *e.lines, ret, "  }", "}"]) + "\n"
+    res = [t + spmd.result(n) for t, n in zip(out_types, outputs)] if spmd else out_types
+    head = f"func.func public @main({', '.join(params)}) -> ({', '.join(res)}) {{"
+    top = spmd.module_head() if spmd else "module {"
+    return "\n".join([top, head, *e.lines, ret, "  }", "}"]) + "\n"

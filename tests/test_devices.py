@@ -1,0 +1,225 @@
+"""The device model on one device: Device objects, device= everywhere, the default device, the
+single-device face of xla_array.sharding, and the matmul precision setting. (Several devices:
+test_sharding.py.)"""
+
+import pickle
+import subprocess
+import sys
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import xla_array as xp
+from xla_array import _backend
+from xla_array import sharding as S
+
+DEV = xp.__array_namespace_info__().devices()[0]
+
+CREATORS = {
+    "asarray": lambda d: xp.asarray([1.0, 2.0], device=d),
+    "zeros": lambda d: xp.zeros((2, 3), device=d),
+    "ones": lambda d: xp.ones(3, dtype=xp.int32, device=d),
+    "empty": lambda d: xp.empty((2,), device=d),
+    "full": lambda d: xp.full((2, 2), 7, device=d),
+    "arange": lambda d: xp.arange(5, device=d),
+    "linspace": lambda d: xp.linspace(0, 1, 4, device=d),
+    "eye": lambda d: xp.eye(3, device=d),
+    "zeros_like": lambda d: xp.zeros_like(xp.ones(2), device=d),
+    "ones_like": lambda d: xp.ones_like(xp.ones(2), device=d),
+    "empty_like": lambda d: xp.empty_like(xp.ones(2), device=d),
+    "full_like": lambda d: xp.full_like(xp.ones(2), 3.0, device=d),
+    "from_dlpack": lambda d: xp.from_dlpack(np.arange(3.0), device=d),
+}
+
+
+def test_device_objects():
+    d = xp.Device("cpu", 0, None)
+    assert d == DEV and hash(d) == hash(DEV) and d != xp.Device("cpu", 1, None)
+    assert repr(DEV) == "Device('cpu', 0)" and str(DEV) == "cpu:0"
+    assert pickle.loads(pickle.dumps(DEV)) is DEV
+    assert {DEV: 1}[d] == 1
+
+
+def test_namespace_info_devices():
+    info = xp.__array_namespace_info__()
+    assert info.devices() == [DEV]
+    assert info.default_device() == DEV
+    assert _backend.platforms() == ["cpu"]  # no CUDA plugin here: CPU only, silently
+    assert info.dtypes(device=DEV)["float64"] is xp.float64
+
+
+@pytest.mark.parametrize("name", sorted(CREATORS))
+def test_device_keyword_on_every_creation_function(name):
+    mesh = S.Mesh([DEV], ("x",))
+    for d in (None, DEV, "cpu", "cpu:0", S.SingleDeviceSharding(DEV)):
+        x = CREATORS[name](d)
+        assert x.device == DEV, (d, x.device)
+        assert x.sharding == S.SingleDeviceSharding(DEV)
+    x = CREATORS[name](mesh)
+    assert x.device == mesh and x.sharding == S.NamedSharding(mesh, (None,) * x.ndim)
+    ref = np.asarray(CREATORS[name](None))
+    np.testing.assert_array_equal(np.asarray(x), ref)
+    x = CREATORS[name](S.NamedSharding(mesh, ("x",) + (None,) * (ref.ndim - 1)))
+    assert x.device == mesh
+    np.testing.assert_array_equal(np.asarray(x), ref)
+
+
+@pytest.mark.parametrize("bad", ["tpu", "cpu:3", "cpu:x", 3, object()])
+def test_bad_devices_raise_value_error(bad):
+    with pytest.raises(ValueError):
+        xp.zeros(2, device=bad)
+    with pytest.raises(ValueError):
+        xp.asarray([1], device=bad)
+
+
+def test_to_device_same_device_and_back():
+    x = xp.arange(4.0)
+    assert x.to_device(DEV) is x and x.to_device(x.device) is x
+    with pytest.raises(ValueError):
+        x.to_device(DEV, stream=1)
+    mesh = S.Mesh([DEV], ("x",))
+    y = x.to_device(S.NamedSharding(mesh, ("x",)))
+    assert y.device == mesh
+    z = y.to_device(DEV)
+    assert z.device == DEV
+    np.testing.assert_array_equal(np.asarray(z), np.arange(4.0))
+
+
+def test_mixing_placements_raises_at_record_time():
+    mesh = S.Mesh([DEV], ("x",))  # a 1-device mesh is its own placement, distinct from DEV
+    a, b = xp.ones(3), xp.ones(3, device=mesh)
+    before = xp.debug.metrics()["materializations"]
+    for f in (lambda: a + b, lambda: xp.where(a > 0, a, b), lambda: xp.stack([a, b]),
+              lambda: xp.matmul(a, b)):
+        with pytest.raises(ValueError, match="device"):
+            f()
+    with pytest.raises(ValueError):
+        a[0] = b[1]
+    assert xp.debug.metrics()["materializations"] == before  # nothing was computed
+    assert np.asarray(a + 1.0).tolist() == [2.0, 2.0, 2.0]  # scalars follow the array
+
+
+def test_using_device_context_manager():
+    mesh = S.Mesh([DEV], ("x",))
+    with xp.using_device(mesh) as d:
+        assert d is mesh and xp.zeros(2).device == mesh
+        assert xp.__array_namespace_info__().default_device() == mesh
+        with xp.using_device("cpu:0"):
+            assert xp.zeros(2).device == DEV
+        assert xp.asarray([1.0]).device == mesh
+    assert xp.zeros(2).device == DEV
+    seen = []
+    with xp.using_device(mesh):
+        t = threading.Thread(target=lambda: seen.append(xp.zeros(1).device))
+        t.start()
+        t.join()
+    assert seen == [DEV]  # per thread
+    with pytest.raises(ValueError):
+        with xp.using_device(S.NamedSharding(mesh, ("x",))):
+            pass
+
+
+def test_single_device_sharding_face():
+    x = xp.reshape(xp.arange(6.0), (2, 3))
+    assert x.sharding == S.SingleDeviceSharding(DEV) and x.sharding.shard_shape((2, 3)) == (2, 3)
+    (d, piece), = S.local_shards(x)
+    assert d == DEV
+    np.testing.assert_array_equal(piece, np.arange(6.0).reshape(2, 3))
+
+
+def test_mesh_and_named_sharding_values():
+    mesh = S.make_mesh((1,), ("x",))
+    assert mesh == S.Mesh(["cpu:0"], "x") and hash(mesh) == hash(S.Mesh([DEV], ("x",)))
+    assert mesh.shape == {"x": 1} and mesh.size == 1 and mesh.device_list == (DEV,)
+    assert mesh != S.Mesh([DEV], ("y",))
+    s = S.NamedSharding(mesh, ("x", None))
+    assert s == S.NamedSharding(mesh, (("x",), None)) and s.spec == ("x", None)
+    assert s.shard_shape((4, 2)) == (4, 2) and s.is_fully_replicated  # 1 piece: all copies
+    assert s == S.NamedSharding(mesh, (None, None))  # lays arrays out alike
+    with pytest.raises(ValueError):
+        S.NamedSharding(mesh, ("z",))
+    with pytest.raises(ValueError):
+        S.NamedSharding(mesh, ("x", "x"))
+    with pytest.raises(ValueError):
+        S.make_mesh((2,), ("x",))  # only one device here
+    with pytest.raises(ValueError):
+        S.Mesh([DEV, DEV], ("x",))
+    with pytest.raises(ValueError, match="2 entries"):
+        xp.zeros(2, device=s)  # the spec needs one entry per dimension
+
+
+def test_constrain_on_one_device_mesh():
+    mesh = S.Mesh([DEV], ("x",))
+    s = S.NamedSharding(mesh, (None, "x"))
+    x = xp.ones((2, 4), device=mesh)
+    y = S.constrain(x * 2, s)
+    assert y.sharding == s
+    np.testing.assert_array_equal(np.asarray(y), np.full((2, 4), 2.0))
+    with pytest.raises(ValueError):
+        S.constrain(xp.ones((2, 4)), s)  # not on the mesh
+    with pytest.raises(ValueError):
+        S.constrain(x, S.NamedSharding(mesh, ("x",)))  # wrong rank
+    with pytest.raises(TypeError):
+        S.constrain(np.ones(3), s)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["default", "high", "highest"]), st.sampled_from([(3, 4), (2, 3, 4)]),
+       st.integers(0, 2**16))
+def test_matmul_precision_is_exact_float32_on_cpu(precision, shape, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape).astype(np.float32)
+    b = rng.standard_normal(shape[:-2] + (shape[-1], 5)).astype(np.float32)
+    x, y = xp.asarray(a), xp.asarray(b)
+    with xp.flags.using(matmul_precision=precision):
+        r = x @ y
+        t = xp.tensordot(x, y, axes=([len(shape) - 1], [len(shape) - 2]))
+    text = xp.debug.mlir(r)
+    assert ("precision_config" in text) == (precision != "default")
+    if precision != "default":
+        assert f"precision {precision.upper()}" in text
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    got = np.asarray(r)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, exact, rtol=1e-5, atol=1e-5)
+    with xp.flags.using(matmul_precision="default"):
+        np.testing.assert_array_equal(np.asarray(x @ y), got)  # CPU ignores the setting
+    assert np.asarray(t).shape == np.tensordot(a, b, axes=([len(shape) - 1],
+                                                             [len(shape) - 2])).shape
+
+
+def test_bad_precision_raises_at_record_time():
+    x = xp.ones((2, 2))
+    with xp.flags.using(matmul_precision="bf16"):
+        with pytest.raises(ValueError, match="matmul_precision"):
+            x @ x
+
+
+def test_no_cuda_plugin_is_silent_and_jax_free():
+    code = ("import warnings, sys; warnings.simplefilter('error')\n"
+            "import xla_array as xp\n"
+            "from xla_array import sharding\n"
+            "print(xp.__array_namespace_info__().devices(), float(xp.sum(xp.ones(3))))\n"
+            "assert 'jax' not in sys.modules\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert "[Device('cpu', 0)] 3.0" in out.stdout
+    assert "warn" not in out.stderr.lower(), out.stderr
+
+
+def test_cpu_device_count_from_environment():
+    code = ("import xla_array as xp\n"
+            "print(len(xp.__array_namespace_info__().devices()))\n")
+    env = {"XLA_ARRAY_CPU_DEVICES": "3", "PATH": "/usr/bin:/bin"}
+    import os
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("XLA_ARRAY")}, **env}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=env)
+    assert out.stdout.strip() == "3"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(xp.__array_namespace_info__().devices()) == 1
