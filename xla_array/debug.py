@@ -65,7 +65,8 @@ def mlir(*arrays: Any, **kwargs: Any) -> str:
     if not nodes:
         return ""
     order, bufs, scalars, outs, _key = plan(nodes)
-    return lower(order, bufs, scalars, outs)
+    return lower(order, bufs, scalars, outs, frozenset(),
+                 nodes[0].device._annotations(bufs, scalars, outs))
 
 
 def hlo(*arrays: Array) -> str:
