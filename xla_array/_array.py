@@ -244,12 +244,21 @@ def as_node(x: Any, like: Node | None, fname: str) -> Node:
     t = type(x)
     if t is Array:
         return x._node
-    if t is float or t is int:
+    if t is float:  # (inlined weak typing: the hot path of `x * 0.5`)
         if like is None:
             raise TypeError(f"{fname}() needs at least one array argument")
-        d = _dtypes.weak_result(like.dtype, x)
-        if t is int and d.kind in "iu":
+        d = like.dtype
+        if d.kind not in "fc":
+            d = _dtypes.default_float
+        return scalar_leaf(x, d, like.device)
+    if t is int:
+        if like is None:
+            raise TypeError(f"{fname}() needs at least one array argument")
+        d = like.dtype
+        if d.kind in "iu":
             _check_range(x, d, fname)
+        elif d.kind == "b":
+            d = _dtypes.default_int
         return scalar_leaf(x, d, like.device)
     if isinstance(x, Array):
         return x._node
@@ -273,10 +282,16 @@ def as_node(x: Any, like: Node | None, fname: str) -> Node:
                     f"array or a Python scalar")
 
 
+_BOUNDS: dict[DType, tuple[int, int]] = {}
+
+
 def _check_range(x: Any, d: DType, fname: str) -> None:
     if d.kind in "iu" and type(x) is not bool and isinstance(x, int):
-        ii = _dtypes.iinfo(d)
-        if not ii.min <= x <= ii.max:
+        b = _BOUNDS.get(d)
+        if b is None:
+            ii = _dtypes.iinfo(d)
+            b = _BOUNDS[d] = (ii.min, ii.max)
+        if not b[0] <= x <= b[1]:
             raise OverflowError(f"{fname}(): Python integer {x} is out of bounds for {d.name}")
 
 

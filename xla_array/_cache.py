@@ -27,11 +27,13 @@ class ExecutableCache:
         self.prev_keys: list[Any] = []
 
     def get(self, key: Any) -> Any:
-        with self._lock:
-            v = self._d.get(key)
-            if v is not None:
+        v = self._d.get(key)  # (dict reads are atomic; no lock on the hot path)
+        if v is not None:
+            try:
                 self._d.move_to_end(key)
-            return v
+            except KeyError:  # evicted by another thread meanwhile
+                pass
+        return v
 
     def put(self, key: Any, value: Any) -> None:
         with self._lock:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._array import Array, operand_nodes, wrap
+from ._array import Array, as_node, operand_nodes, wrap
 from ._graph import record
 from ._ops import OPS
 from ._ops_elementwise import ELEMENTWISE, dtypes_for
@@ -38,7 +38,23 @@ def _make(name: str, arity: int) -> Any:
             return apply(name, x)
         f = f1
     else:
+        op = OPS[name]
+        memo: dict[tuple, tuple] = {}
+
         def f2(x1: Array | complex, x2: Array | complex, /) -> Array:
+            if type(x1) is Array:  # fast path: array op array / array op Python int or float
+                n1 = x1._node
+                t2 = type(x2)
+                if t2 is Array:
+                    n2 = x2._node
+                elif t2 is float or t2 is int:
+                    n2 = as_node(x2, n1, name)
+                else:
+                    return apply(name, x1, x2)
+                attrs = memo.get((n1.dtype, n2.dtype))
+                if attrs is None:
+                    attrs = memo[n1.dtype, n2.dtype] = dtypes_for(name, [n1.dtype, n2.dtype])
+                return wrap(record(op, (n1, n2), attrs))
             return apply(name, x1, x2)
         f = f2
     f.__name__ = f.__qualname__ = name

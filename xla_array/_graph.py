@@ -170,8 +170,17 @@ def record(op: OpDef, inputs: tuple, attrs: tuple = (), device: Any = None) -> N
         for x in inputs:
             if x.depth > depth:
                 depth = x.depth
-    return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + op.weight,
-                user_frame())
+    f = sys._getframe(1)  # the user frame (inlined user_frame(): this is the hot path)
+    while f is not None:
+        fn = f.f_code.co_filename
+        inside = _internal.get(fn)
+        if inside is None:
+            inside = _internal[fn] = fn.startswith(_PKG_DIR)
+        if not inside:
+            break
+        f = f.f_back
+    where = (fn, f.f_lineno) if f is not None else ("<unknown>", 0)
+    return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + op.weight, where)
 
 
 def toposort(roots: list[Node]) -> tuple[list[Node], list[Node], list[Node]]:

@@ -266,9 +266,34 @@ def _logical(opname: str) -> Any:
     return lambda e, a, s, d: e.op(opname, a, _t(s, d))
 
 
+def _int_pow(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """Integer power, wrapping on overflow as NumPy. XLA's kernel computes x**(y % 64); that
+    is exact for 8-bit types (odd x: x**y == x**(y % 64) modulo 2**8) and is corrected here
+    for even x (0 once y >= 64). Wider types still differ from NumPy for odd bases other than
+    +-1 with exponents >= 64 (exact binary powering over 64 bits triples the compile time).
+    A negative exponent gives 1/x**n truncated: 1 for x == 1, +-1 for x == -1, else 0
+    (NumPy raises; the standard leaves it unspecified)."""
+    x, y = a
+    t = _t(s, d)
+    one, zero = _full(e, 1, s, d), _full(e, 0, s, d)
+    acc = e.op("stablehlo.power", [x, y], t)
+    even = compare(e, "EQ", e.op("stablehlo.and", [x, one], t), zero, s, d)
+    big = _bool_op("stablehlo.and", [even, compare(e, "GE", y, _full(e, 64, s, d), s, d)], e, s)
+    acc = select(e, big, zero, acc, s, d)
+    if d.kind == "i":
+        m1 = _full(e, -1, s, d)
+        odd = compare(e, "NE", e.op("stablehlo.and", [y, one], t), zero, s, d)
+        inv = select(e, compare(e, "EQ", x, one, s, d), one, zero, s, d)
+        inv = select(e, compare(e, "EQ", x, m1, s, d), select(e, odd, m1, one, s, d), inv, s, d)
+        acc = select(e, compare(e, "LT", y, zero, s, d), inv, acc, s, d)
+    return acc
+
+
 def _pow(e: Emitter, a: list, s: tuple, d: DType) -> str:
     if d.kind == "b":
         return _bool_op("stablehlo.or", [a[0], e.op("stablehlo.not", [a[1]], _t(s, d))], e, s)
+    if d.kind in "iu":
+        return _int_pow(e, a, s, d)
     return e.op("stablehlo.power", a, _t(s, d))
 
 
@@ -373,16 +398,21 @@ def _infer(name: str) -> Any:
         if arity == 1:
             return inputs[0].shape, attrs[1]
         a, b = inputs
-        shape = a.shape if a.shape == b.shape else broadcast_shapes(a.shape, b.shape)
+        sa, sb = a.shape, b.shape
+        shape = sa if (sa == sb or not sb) else broadcast_shapes(sa, sb)
         return shape, attrs[1]
     return infer
 
 
 def _convert(e: Emitter, v: str, shape: tuple, src: DType, dst: DType) -> str:
-    """``_ops.convert``, except that a complex value is true when either part is nonzero."""
+    """``_ops.convert``, except that a complex value is true when either part is nonzero, and
+    bool goes to floats through uint8: XLA rewrites ``convert(pred) * y`` as
+    ``select(pred, y, 0)``, which loses ``0 * inf = NaN`` (and ``0 / 0``)."""
     if src.kind == "c" and dst.kind == "b":
         return _bool_op("stablehlo.not", [compare(e, "EQ", v, _full(e, 0, shape, src), shape,
                                                   src)], e, shape)
+    if src.kind == "b" and dst.kind in "fc":
+        v, src = e.op("stablehlo.convert", [v], _t(shape, dt.uint8)), dt.uint8
     return convert(e, v, shape, src, dst)
 
 
