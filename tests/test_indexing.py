@@ -104,6 +104,23 @@ def test_basic_fixed_keys(key):
     check_equal(x, a)
 
 
+def test_start_positions_are_runtime_parameters(metrics):
+    a = base((6, 5))
+    x = xp.asarray(a)
+
+    def step(i):
+        assert float(x[i, -i]) == a[i, -i]
+        x[i:i + 2, ::2] = float(i)
+        a[i:i + 2, ::2] = float(i)
+        check_equal(x[i:i + 3, 1:], a[i:i + 3, 1:])
+
+    step(1)
+    compiles = metrics()["compiles"]
+    for i in range(2, 4):
+        step(i)
+    assert metrics()["compiles"] == compiles
+
+
 def test_zero_d_array_keys():
     a = np.asarray(3.5)
     x = xp.asarray(a)
@@ -299,12 +316,34 @@ def test_mask_setitem(case, data):
     y = x
     before = materializations()
     x[key] = to_xp(v)
-    counted = isinstance(v, np.ndarray) and v.ndim == len(sel) and len(sel) and sel[0] != 1
+    lead = next(i for i, k in enumerate(nkey) if isinstance(k, np.ndarray))
+    c = len(sel) - lead  # the count axis, counted from the end of the selection
+    counted = isinstance(v, np.ndarray) and v.ndim >= c and v.shape[v.ndim - c] != 1
     if not counted:  # a scalar or a value not laid over the True positions: where(), lazy
         assert materializations() == before
     assert x.is_pending
     a[nkey] = v
     check_equal(y, a)
+
+
+def test_lazy_mask_materializes_only_when_the_count_matters():
+    a = base((3, 4))
+    x = lazy(a)
+    m = lazy(a) > 10
+    before = materializations()
+    x[m] = 0.0
+    x[m[:, 0]] = xp.asarray(np.arange(4.0))  # shaped like the trailing axis: no count needed
+    assert materializations() == before and m.is_pending
+    count = int(np.sum(a > 10))
+    x[m] = xp.asarray(np.arange(count, dtype=np.float64))
+    assert materializations() == before + 1
+    assert xp.debug.metrics()["materializations_by_cause"]["boolean_index"] >= 1
+    assert x.is_pending and not m.is_pending
+    mk = a > 10
+    a[mk] = 0.0
+    a[mk[:, 0]] = np.arange(4.0)
+    a[mk] = np.arange(count, dtype=np.float64)
+    check_equal(x, a)
 
 
 def test_bool_scalars_and_zero_d_masks():
@@ -391,3 +430,12 @@ def test_bad_values_raise_value_error(key, value):
     x = xp.asarray(base((3, 4)))
     with pytest.raises(ValueError, match="shape"):
         x[key] = xp.asarray(value)
+
+
+@pytest.mark.parametrize("key", [0, [0, 1], slice(None), np.asarray([True, False, True])])
+def test_complex_value_into_real_array_raises_type_error(key):
+    x = xp.zeros((3,))
+    with pytest.raises(TypeError, match="complex"):
+        x[key] = 1j
+    with pytest.raises(TypeError, match="complex"):
+        x[key] = xp.asarray(1j)

@@ -10,7 +10,7 @@ allows, a mask axis of size 0 may stand against an axis of any size (it selects 
 
 How it is lowered: the key is rewritten into one entry per axis of a reshaped view of ``x``
 (``None`` and 0-d masks insert length-1 axes, an ``M``-d mask merges its ``M`` axes into one
-indexed by the flat positions of its True elements). Slices apply first (static slice/reverse),
+indexed by the flat positions of its True elements). Slices apply first (basic indexing),
 then one ``stablehlo.gather`` (read) or ``stablehlo.scatter`` (write) handles all index arrays.
 
 What is computed when:
@@ -24,6 +24,9 @@ What is computed when:
   selected count (a scalar, or shaped like the trailing axes) is lazy: ``where(mask, v, x)``.
   Only a value laid out over the True positions (shape ``(count, ...)``) needs the count, and
   then a device mask is materialized.
+- Index arrays are runtime parameters (values never enter the compile cache key), but a
+  mask's True count is a static shape: reading with masks of different counts compiles one
+  executable per count. ``where``-style mask writes do not depend on the count.
 - Duplicate indices in a write: one of the updates wins (the last one on CPU); the standard
   leaves it unspecified.
 """

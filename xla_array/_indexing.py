@@ -1,9 +1,11 @@
 """``x[key]`` and ``x[key] = value``.
 
-Basic keys (integers, slices with any step, ``...``, ``None``) are static: reading records a
-slice (plus reverse/reshape), writing records pad + select, so an update fuses with the graph
-around it and costs no host round trip. Array keys (integer arrays, boolean masks) go through
-``_advanced``.
+Basic keys (integers, slices with any step, ``...``, ``None``) never touch data: reading
+records a dynamic_slice (plus a strided slice, reverse, reshape), writing a
+dynamic_update_slice (strided writes merge the value into the covered span with pad + select),
+so an update fuses with the graph around it and costs no host round trip. Start positions are
+runtime parameters: ``x[i]`` or ``x[i] = v`` in a loop over ``i`` compiles once. Array keys
+(integer arrays, boolean masks) go through ``_advanced``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _dtypes
+from . import _ops_index  # noqa: F401  (registers dynamic_slice / dynamic_update_slice)
 from ._array import Array, as_node, wrap
 from ._graph import record, scalar_leaf
 from ._ops import OPS
@@ -110,10 +113,13 @@ def getitem(x: Array, key: Any) -> Array:
     full = all(s == 0 and m == n and st == 1 and not rev and not isint
                for (s, m, st, rev, isint), n in zip(b.dims, x.shape))
     if not full:
-        start = tuple(s for s, m, st, rev, isint in b.dims)
-        limit = tuple(s + (m - 1) * st + 1 if m else s for s, m, st, rev, isint in b.dims)
-        step = tuple(st for s, m, st, rev, isint in b.dims)
-        node = record(OPS["slice"], (node,), (start, limit, step))
+        spans = _spans(b)
+        dyn, starts = _starts(b, x.shape, x.device)
+        if dyn:
+            node = record(OPS["dynamic_slice"], (node, *starts), (spans, dyn))
+        if any(st > 1 for s, m, st, rev, isint in b.dims):
+            step = tuple(st for s, m, st, rev, isint in b.dims)
+            node = record(OPS["slice"], (node,), ((0,) * len(spans), spans, step))
         revs = tuple(i for i, dim in enumerate(b.dims) if dim[3])
         if revs:
             node = record(OPS["reverse"], (node,), (revs,))
@@ -122,12 +128,28 @@ def getitem(x: Array, key: Any) -> Array:
     return wrap(node) if node is not x._node else Array(node)
 
 
+def _spans(b: Basic) -> tuple:
+    """Per axis, the extent from the first to the last selected element."""
+    return tuple((m - 1) * st + 1 if m else 0 for s, m, st, rev, isint in b.dims)
+
+
+def _starts(b: Basic, shape: tuple, device: Any) -> tuple[tuple, tuple]:
+    """Runtime start positions (int64 scalar parameters) of the axes not selected whole, so
+    the compiled structure depends on extents and steps only, never on where a key starts."""
+    dyn, starts = [], []
+    for i, (span, dim, n) in enumerate(zip(_spans(b), b.dims, shape)):
+        if span != n:
+            dyn.append(i)
+            starts.append(scalar_leaf(dim[0], _dtypes.int64, device))
+    return tuple(dyn), tuple(starts)
+
+
 def value_node(x: Array, value: Any, fname: str = "__setitem__") -> Any:
     """The node of a value assigned into ``x``, cast to ``x``'s dtype."""
     v = as_node(value, x._node, fname)
     if v.dtype is not x.dtype:
-        if isinstance(value, Array) and value.dtype.kind == "c" and x.dtype.kind != "c":
-            raise TypeError(f"cannot assign {value.dtype.name} values into a "
+        if v.dtype.kind == "c" and x.dtype.kind != "c":
+            raise TypeError(f"cannot assign {v.dtype.name} values into a "
                             f"{x.dtype.name} array")
         v = record(OPS["convert"], (v,), (x.dtype,))
     if v.device != x.device and v.op.name != "scalar":
@@ -162,16 +184,22 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     revs = tuple(i for i, dim in enumerate(b.dims) if dim[3])
     if revs:
         v = record(OPS["reverse"], (v,), (revs,))
-    lo = tuple(s for s, m, st, rev, isint in b.dims)
-    hi = tuple(n - (s + (m - 1) * st + 1) for (s, m, st, rev, isint), n in zip(b.dims, x.shape))
-    interior = tuple(st - 1 for s, m, st, rev, isint in b.dims)
     if region == x.shape:
         if v.op.name == "scalar":  # a runtime parameter is no array: give it a node of its own
             v = record(OPS["broadcast"], (v,), (x.shape,))
-        return wrap(v) if v.dtype is x.dtype else wrap(record(OPS["convert"], (v,), (x.dtype,)))
-    placed = record(OPS["pad"], (v,), (lo, hi, interior))
-    true = scalar_leaf(True, _dtypes.bool, x.device)
-    mask = record(OPS["broadcast"], (true,), (region,))
-    mask = record(OPS["pad"], (mask,), (lo, hi, interior))
-    return wrap(record(OPS["select"], (mask, placed, x._node), (x.dtype,)))
-
+        return wrap(v)
+    spans = _spans(b)
+    dyn, starts = _starts(b, x.shape, x.device)
+    if any(st > 1 for s, m, st, rev, isint in b.dims):
+        # strided: merge the value into the covered span, keeping the elements between
+        zeros = (0,) * len(spans)
+        interior = tuple(st - 1 for s, m, st, rev, isint in b.dims)
+        placed = record(OPS["pad"], (v,), (zeros, zeros, interior))
+        true = scalar_leaf(True, _dtypes.bool, x.device)
+        mask = record(OPS["broadcast"], (true,), (region,))
+        mask = record(OPS["pad"], (mask,), (zeros, zeros, interior))
+        cur = record(OPS["dynamic_slice"], (x._node, *starts), (spans, dyn)) if dyn else x._node
+        v = record(OPS["select"], (mask, placed, cur), (x.dtype,))
+    if not dyn:
+        return wrap(v)
+    return wrap(record(OPS["dynamic_update_slice"], (x._node, v, *starts), (dyn,)))

@@ -9,6 +9,10 @@ These are the lowered forms of integer-array and boolean-mask indexing (``_advan
   collapsed) and whole extents of every other axis. inputs: ``(operand, indices)`` where
   ``indices`` is int64 of shape ``batch + (k,)`` (already normalized). attrs:
   ``(offset_dims, collapsed_dims, slice_sizes, out_shape)``.
+- ``dynamic_slice`` / ``dynamic_update_slice``: basic indexing with runtime start positions
+  (int64 scalar inputs, one per axis listed in attrs ``dyn``; other axes start at 0), so
+  ``x[i]``, ``x[i:i + 3]`` or ``x[i] = v`` share one executable for every ``i``.
+  attrs: ``(sizes, dyn)`` and ``(dyn,)``.
 - ``scatter``: ``stablehlo.scatter`` whose update computation replaces the old value (for
   duplicate indices XLA picks one of the updates; on CPU the last one wins). inputs:
   ``(operand, indices, updates)``; attrs: ``(update_window_dims, inserted_window_dims)``.
@@ -98,6 +102,66 @@ def _lower_gather(e: Emitter, n: Any, a: list) -> str:
 
 
 define("gather", _infer_gather, _lower_gather)
+
+
+# ---------------------------------------------------------------- dynamic slices
+
+def _starts(e: Emitter, n: Any, names: list, ndim: int, dyn: tuple) -> list:
+    """One int64 start per axis: the runtime scalar for axes in ``dyn``, else constant 0."""
+    given = dict(zip(dyn, names))
+    zero = None
+    out = []
+    for i in range(ndim):
+        if i in given:
+            out.append(given[i])
+        else:
+            zero = zero or e.const(0, dt.int64)
+            out.append(zero)
+    return out
+
+
+def _check_starts(starts: tuple, dyn: tuple, where: str) -> None:
+    if len(starts) != len(dyn) or any(s.shape != () or s.dtype is not dt.int64 for s in starts):
+        raise TypeError(f"{where}: start positions must be {len(dyn)} int64 scalars")
+
+
+def _infer_dynamic_slice(inputs: tuple, attrs: tuple) -> tuple:
+    x, starts = inputs[0], inputs[1:]
+    sizes, dyn = attrs
+    _check_starts(starts, dyn, "dynamic_slice")
+    if len(sizes) != len(x.shape) or any(not 0 <= s <= n for s, n in zip(sizes, x.shape)):
+        raise ValueError(f"dynamic_slice: sizes {sizes} do not fit an array of shape {x.shape}")
+    return tuple(sizes), x.dtype
+
+
+def _lower_dynamic_slice(e: Emitter, n: Any, a: list) -> str:
+    sizes, dyn = n.attrs
+    starts = _starts(e, n, a[1:], len(sizes), dyn)
+    return e.op("stablehlo.dynamic_slice", [a[0], *starts], tensor_type(n.shape, n.dtype),
+                f"slice_sizes = {_i64s(sizes)}")
+
+
+define("dynamic_slice", _infer_dynamic_slice, _lower_dynamic_slice)
+
+
+def _infer_dynamic_update_slice(inputs: tuple, attrs: tuple) -> tuple:
+    x, upd, starts = inputs[0], inputs[1], inputs[2:]
+    _check_starts(starts, attrs[0], "dynamic_update_slice")
+    if len(upd.shape) != len(x.shape) or any(u > s for u, s in zip(upd.shape, x.shape)):
+        raise ValueError(f"dynamic_update_slice: an update of shape {upd.shape} does not fit "
+                         f"an array of shape {x.shape}")
+    return x.shape, x.dtype
+
+
+def _lower_dynamic_update_slice(e: Emitter, n: Any, a: list) -> str:
+    upd = n.inputs[1]
+    v = convert(e, a[1], upd.shape, upd.dtype, n.dtype)
+    starts = _starts(e, n, a[2:], len(n.shape), n.attrs[0])
+    return e.op("stablehlo.dynamic_update_slice", [a[0], v, *starts],
+                tensor_type(n.shape, n.dtype))
+
+
+define("dynamic_update_slice", _infer_dynamic_update_slice, _lower_dynamic_update_slice)
 
 
 # ---------------------------------------------------------------- scatter
