@@ -133,7 +133,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     t2 = time.perf_counter()
     if digest is not None:
         try:
-            disk.store(digest, exe.serialize(), {"lapack": "@lapack_" in text})
+            disk.store(digest, exe.serialize(), {"lapack": '"lapack_' in text})
         except _backend.BackendError as err:
             log.info("xla_array: could not serialize an executable (%s)", err)
     _metrics.count("compiles")

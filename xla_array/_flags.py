@@ -39,7 +39,7 @@ def _guard(s: str) -> str:
 # name: (default, parser, help)
 _SPEC: dict[str, tuple[Any, Any, str]] = {
     "max_pending": (128, int, "auto-flush a pending graph once its depth exceeds this many ops "
-                              "(a matmul or decomposition counts as 32)"),
+                              "(a matmul counts as 16, a decomposition as 8)"),
     "cache_size": (512, int, "executables kept in the in-memory LRU cache"),
     "cache_dir": ("<default>", _cache_dir, "folder of the on-disk compile cache ('' or off: none)"),
     "cache_max_bytes": (1 << 30, int, "size bound of the on-disk compile cache"),

@@ -335,7 +335,7 @@ class CompiledFunction:
                 "consts": consts, "scalars": scalars, "outs": outs,
                 "out_desc": t.out_desc, "donate": t.donate_args, "text": t.text,
                 "static_pos": sorted(self._static), "donate_pos": sorted(self._donate),
-                "lapack": "@lapack_" in t.text}
+                "lapack": '"lapack_' in t.text}
         payload = t.compiled.exe.serialize()
         head = json.dumps(meta).encode()
         digest = hashlib.sha256(head + b"\n" + payload).hexdigest()

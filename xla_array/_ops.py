@@ -20,7 +20,8 @@ __all__ = ["OPS", "broadcast_shapes", "bcast", "convert"]
 OPS: dict[str, OpDef] = {}
 
 
-HEAVY = 32  # auto-flush weight of matmuls and decompositions (see OpDef.weight)
+HEAVY = 16  # auto-flush weight of matmuls (see OpDef.weight)
+DECOMP = 8  # auto-flush weight of decompositions, solves and FFTs (custom calls)
 
 
 def define(name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1) -> OpDef:

@@ -1,10 +1,12 @@
 """The ``linalg`` extension of the array API standard.
 
 Every function records lazily and fuses with the surrounding graph; stacks of matrices (any
-leading batch dimensions) go to XLA or LAPACK as one batched call. Cholesky and triangular
-solves are native StableHLO; LU (``getrf``), QR (``geqrf`` + ``orgqr``/``ungqr``), symmetric
-eigen (``syevd``/``heevd``), general eigen (``geev``) and SVD (``gesdd``) are jaxlib's LAPACK
-kernels called through ``stablehlo.custom_call`` (CPU).
+leading batch dimensions) go to XLA or LAPACK as one batched call. Triangular solves are native
+StableHLO; LU (``getrf``), Cholesky (``potrf``: on CPU it compiles and runs several times
+faster than XLA's expansion of ``stablehlo.cholesky``, which is used on other platforms), QR
+(``geqrf`` + ``orgqr``/``ungqr``), symmetric eigen (``syevd``/``heevd``), general eigen
+(``geev``) and SVD (``gesdd``) are jaxlib's LAPACK kernels, called through
+``stablehlo.custom_call`` on CPU devices (other platforms raise ValueError at the call).
 
 Dtypes: float32, float64, complex64 and complex128 are computed natively. Integer input is
 promoted to float64 (as NumPy does); bool, float16, bfloat16 and float8 input raise TypeError
@@ -12,14 +14,15 @@ in the decompositions and solvers.
 
 Failures never raise (raising would force evaluation); instead, per matrix of a stack:
 
-* When a LAPACK kernel reports ``info != 0`` (no convergence, illegal/non-finite input), every
-  result of that matrix is NaN (as JAX does): ``eigh``, ``eigvalsh``, ``eig``, ``eigvals``,
-  ``svd``, ``svdvals`` and what is built on them (``pinv``, ``matrix_rank``, ``matrix_norm``
-  with ord 2, -2 or 'nuc').
+* When a LAPACK kernel reports ``info != 0`` (not positive definite, no convergence, illegal
+  input), every result of that matrix is NaN (as JAX does). ``eigh``, ``eigvalsh``, ``eig``,
+  ``eigvals``, ``svd`` and ``svdvals`` also give NaN for a matrix with any NaN or infinite
+  entry (LAPACK may return partial values there), and so do ``pinv``, ``matrix_rank`` and
+  ``matrix_norm`` with ord 2, -2 or 'nuc', which are built on them.
 * Singular matrices: ``inv``, ``solve`` and ``matrix_power`` with ``n < 0`` give NaN (NumPy
   raises LinAlgError); ``det`` gives 0 and ``slogdet`` gives (0, -inf), as NumPy does.
 * ``cholesky`` of a matrix that is not positive definite gives NaN (NumPy raises).
-* ``qr`` never fails; NaN input gives NaN output.
+* ``qr``, ``det``, ``slogdet`` never fail; NaN input propagates to NaN output.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from ._creation import eye, zeros
 from ._data_types import astype
 from ._dtypes import DType
 from ._elementwise import abs as _abs
-from ._elementwise import conj, isnan, log, not_equal, sign, sqrt
+from ._elementwise import conj, isfinite, isnan, log, logical_not, not_equal, sign, sqrt
 from ._graph import record
 from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
 from ._manipulation import broadcast_to, reshape, stack
@@ -125,8 +128,13 @@ def _eye(batch: tuple, n: int, m: int, d: DType, device: Any) -> Array:
     return broadcast_to(e, tuple(batch) + (n, m)) if batch else e
 
 
-def _bad(info: Array) -> Array:
-    return not_equal(info, 0)
+def _bad(info: Array, x: Array | None = None) -> Array:
+    """Flags of the failed matrices: LAPACK's ``info != 0``, or (given ``x``) a matrix with
+    a non-finite entry, which iterative kernels may not flag themselves."""
+    bad = not_equal(info, 0)
+    if x is not None:
+        bad = bad | _any(logical_not(isfinite(x)), axis=(-2, -1))
+    return bad
 
 
 # ---------------------------------------------------------------- decompositions
@@ -137,9 +145,10 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     x = _matrix(x, "cholesky", square=True)
     if x.size == 0:
         return astype(x, x.dtype)
-    low = cholesky_lower(x)
+    low, info = cholesky_lower(x)
     from ._creation import tril
-    low = nan_where(_any(isnan(low), axis=(-2, -1)), tril(low))
+    bad = _bad(info) if info is not None else _any(isnan(low), axis=(-2, -1))
+    low = nan_where(bad, tril(low))
     return _h(low) if upper else low
 
 
@@ -155,7 +164,7 @@ def eigh(x: Array, /) -> EighResult:
                         [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)),
                          (x.shape[:-2], dt.int32)],
                         (("mode", char("V")), ("uplo", char("L"))))
-    bad = _bad(info)
+    bad = _bad(info, x)
     return EighResult(nan_where(bad, w), nan_where(bad, v))
 
 
@@ -169,7 +178,7 @@ def eigvalsh(x: Array, /) -> Array:
                         [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)),
                          (x.shape[:-2], dt.int32)],
                         (("mode", char("N")), ("uplo", char("L"))))
-    return nan_where(_bad(info), w)
+    return nan_where(_bad(info, x), w)
 
 
 def _geev(x: Array, vectors: bool) -> tuple[Array, Array | None]:
@@ -181,7 +190,7 @@ def _geev(x: Array, vectors: bool) -> tuple[Array, Array | None]:
                                 ("compute_right", char("V" if vectors else "N"))),
                                alias=False)
     w0 = make_complex(w[0], w[1]) if len(w) == 2 else w[0]
-    bad = _bad(info)
+    bad = _bad(info, x)
     return nan_where(bad, w0), (nan_where(bad, vr) if vectors else None)
 
 
@@ -212,7 +221,7 @@ def _gesdd(x: Array, mode: str) -> list[Array]:
                                [(x.shape, x.dtype), ((*batch, k), _real(x.dtype)),
                                 ((*batch, *us), x.dtype), ((*batch, *vs), x.dtype),
                                 (tuple(batch), dt.int32)], (("mode", char(mode)),))
-    bad = _bad(info)
+    bad = _bad(info, x)
     if mode == "N":
         return [nan_where(bad, s)]
     return [nan_where(bad, u), nan_where(bad, s), nan_where(bad, vt)]
@@ -310,7 +319,7 @@ def slogdet(x: Array, /) -> SlogdetResult:
     return SlogdetResult(_prod(unit, axis=-1) * parity, _sum(log(ad), axis=-1))
 
 
-def _lu_solve(x: Array, b: Array, fname: str) -> Array:
+def _lu_solve(x: Array, b: Array) -> Array:
     """Solve x @ out = b (b of shape batch' + (M, K)); singular matrices give NaN."""
     lu_, piv, info = getrf(x)
     m = x.shape[-1]
@@ -329,17 +338,16 @@ def inv(x: Array, /) -> Array:
     x = _matrix(x, "inv", square=True)
     if x.size == 0:
         return astype(x, x.dtype)
-    return _lu_solve(x, _eye(x.shape[:-2], x.shape[-1], x.shape[-1], x.dtype, x.device), "inv")
+    return _lu_solve(x, _eye(x.shape[:-2], x.shape[-1], x.shape[-1], x.dtype, x.device))
 
 
 def solve(x1: Array, x2: Array, /) -> Array:
     """Solve ``x1 @ out = x2``; a 1-D ``x2`` of shape (M,) is one right-hand side for every
     matrix of the stack. Singular matrices give NaN."""
-    a = _matrix(x1, "solve", square=True, lapack_dtype=False)
-    b = _arr(x2, "solve")
-    d = _float(a, "solve").dtype if b.dtype.kind in "iu" else None
-    d = dt.promote(_float(a, "solve").dtype, _float(b, "solve").dtype) if d is None else d
-    a, b = astype(a, d, copy=False), astype(_float(b, "solve"), d, copy=False)
+    a = _matrix(x1, "solve", square=True)
+    b = _float(_arr(x2, "solve"), "solve")
+    d = dt.promote(a.dtype, b.dtype)
+    a, b = astype(a, d, copy=False), astype(b, d, copy=False)
     m = a.shape[-1]
     vec = b.ndim == 1
     if vec:
@@ -350,7 +358,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
     if math.prod(batch) * m * b.shape[-1] == 0:
         out = zeros(batch + b.shape[-2:], dtype=d, device=a.device)
     else:
-        out = _lu_solve(a, b, "solve")
+        out = _lu_solve(a, b)
     return reshape(out, batch + (m,)) if vec else out
 
 
