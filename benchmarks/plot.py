@@ -1,0 +1,66 @@
+"""Plots for docs/performance.md from a ``bench.py --json`` file.
+
+    python3 benchmarks/plot.py results.json docs/img
+
+writes ``bench_times.png`` (median ms per workload and contender, log scale) and
+``bench_ratios.png`` (NumPy time / xla_array time and jax.jit time / xla_array time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+ORDER = ("numpy", "jax_eager", "jax_jit", "xla_array")
+COLORS = {"numpy": "#4c72b0", "jax_eager": "#dd8452", "jax_jit": "#55a868",
+          "xla_array": "#c44e52"}
+
+
+def main(path: str, outdir: str) -> None:
+    data = json.load(open(path))
+    rows = [w for w in data["workloads"] if "xla_array" in w["contenders"]]
+    labels = [f"{w['id']}: {w['name'][:28]}" for w in rows]
+    os.makedirs(outdir, exist_ok=True)
+
+    fig, ax = plt.subplots(figsize=(11, 5))
+    width = 0.2
+    x = np.arange(len(rows))
+    for k, c in enumerate(ORDER):
+        vals = [w["contenders"].get(c, {}).get("median_ms") or np.nan for w in rows]
+        ax.bar(x + (k - 1.5) * width, vals, width, label=c, color=COLORS[c])
+    ax.set_yscale("log")
+    ax.set_ylabel("median ms per call (log)")
+    ax.set_xticks(x, labels, rotation=35, ha="right", fontsize=8)
+    ax.legend()
+    ax.set_title("Median time per workload (lower is better)")
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "bench_times.png"), dpi=110)
+
+    fig, ax = plt.subplots(figsize=(11, 5))
+    xm = [w["contenders"]["xla_array"].get("median_ms") for w in rows]
+    for k, c in enumerate(("numpy", "jax_jit")):
+        vals = [(w["contenders"].get(c, {}).get("median_ms") or np.nan) / m if m else np.nan
+                for w, m in zip(rows, xm)]
+        ax.bar(x + (k - 0.5) * 0.35, vals, 0.35, label=f"{c} time / xla_array time",
+               color=COLORS[c])
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.set_yscale("log")
+    ax.set_ylabel("ratio (> 1: xla_array faster)")
+    ax.set_xticks(x, labels, rotation=35, ha="right", fontsize=8)
+    ax.legend()
+    ax.set_title("Speed relative to xla_array")
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, "bench_ratios.png"), dpi=110)
+    print("wrote", os.path.join(outdir, "bench_times.png"), os.path.join(outdir,
+                                                                          "bench_ratios.png"))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "docs/img")
