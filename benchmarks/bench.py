@@ -131,6 +131,34 @@ def make_gd(steps: int) -> tuple[Callable, Callable]:
     return w_gd, jit_gd
 
 
+def w_svd(xp, x):
+    u, s, vt = xp.linalg.svd(x, full_matrices=False)
+    # sign-independent result that still needs U and Vt (each column/row has norm 1)
+    return s * xp.sum(u * u, axis=0) * xp.sum(vt * vt, axis=1)
+
+
+def w_eigh(xp, a):
+    w, v = xp.linalg.eigh(a)
+    return w * xp.sum(v * v, axis=0)
+
+
+def w_solve(xp, a, b):
+    return xp.linalg.solve(a, b)
+
+
+def w_cholesky(xp, a):
+    return xp.linalg.cholesky(a)
+
+
+def w_fft(xp, x):
+    return xp.abs(xp.fft.rfft(x, axis=-1))
+
+
+def _spd(r, n):
+    m = r.standard_normal((n, n)).astype(np.float32)
+    return (m @ m.T / np.float32(n) + np.eye(n, dtype=np.float32)).astype(np.float32)
+
+
 def _normal(rng, shape, scale=1.0):
     return (rng.standard_normal(shape, dtype=np.float32) * np.float32(scale)).astype(np.float32)
 
@@ -147,6 +175,8 @@ def make_workloads(quick: bool) -> list[dict]:
     n6 = 10_000 if q else 100_000
     n7 = 400 if q else 2000
     n9 = 2_000 if q else 10_000
+    n10 = 128 if q else 512
+    f10 = (64, 1024) if q else (1024, 4096)
     steps9 = 10 if q else GD_STEPS
     w_gd, jit_gd = make_gd(steps9)
     return [
@@ -178,6 +208,16 @@ def make_workloads(quick: bool) -> list[dict]:
              size=f"X {n9:,}x100 f32", fn=w_gd, jit_factory=jit_gd,
              inputs=lambda r: [_normal(r, (n9, 100), 0.1), _normal(r, n9),
                                np.zeros(100, np.float32)]),
+        dict(id="10a", name="svd (reduced)", size=f"{n10}x{n10 // 2} f32", fn=w_svd,
+             inputs=lambda r: [_normal(r, (n10, n10 // 2))]),
+        dict(id="10b", name="eigh", size=f"{n10}x{n10} f32 SPD", fn=w_eigh,
+             inputs=lambda r: [_spd(r, n10)]),
+        dict(id="10c", name="solve", size=f"{n10}x{n10} f32, 16 rhs", fn=w_solve,
+             inputs=lambda r: [_spd(r, n10), _normal(r, (n10, 16))]),
+        dict(id="10d", name="cholesky", size=f"{n10}x{n10} f32 SPD", fn=w_cholesky,
+             inputs=lambda r: [_spd(r, n10)]),
+        dict(id="10e", name="|rfft| along rows", size=f"{f10[0]}x{f10[1]} f32", fn=w_fft,
+             inputs=lambda r: [_normal(r, f10)]),
     ]
 
 
