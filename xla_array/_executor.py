@@ -161,9 +161,27 @@ def _options() -> dict[str, Any]:
     return options
 
 
+_SOURCE_DIGEST: list[str] = []
+
+
+def source_digest() -> str:
+    """A digest of xla_array's own sources: a changed lowering never reuses stale executables
+    from the on-disk cache (computed once per process)."""
+    if not _SOURCE_DIGEST:
+        import hashlib
+        h = hashlib.sha256()
+        pkg = os.path.dirname(os.path.abspath(__file__))
+        for name in sorted(os.listdir(pkg)):
+            if name.endswith(".py"):
+                with open(os.path.join(pkg, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + f.read())
+        _SOURCE_DIGEST.append(h.hexdigest()[:16])
+    return _SOURCE_DIGEST[0]
+
+
 def _disk_context(options: dict) -> str:
-    return (f"jaxlib {_backend.JAXLIB_VERSION}; cpu {_backend.cpu_features()}; "
-            f"options {sorted(options.items())}")
+    return (f"jaxlib {_backend.JAXLIB_VERSION}; xla_array {source_digest()}; "
+            f"cpu {_backend.cpu_features()}; options {sorted(options.items())}")
 
 
 def plan(roots: list[Node]) -> tuple:

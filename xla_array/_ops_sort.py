@@ -5,14 +5,20 @@
   order is NumPy's: NaN after every number (complex: lexicographic on (real, imag), each part
   NaN-last), ``-0.0 == +0.0``. Descending swaps the comparator's arguments, so a stable
   descending sort keeps equal elements in their original order (and NaNs come first).
+- ``sort_keyed``: the fast path for one real operand: XLA's CPU sort is several times faster
+  with a single operand and a plain comparator, so floats sort order-preserving integer keys
+  made from their bits; ``argsort`` of dtypes of at most 32 bits sorts ``(rank << 32) |
+  index`` as one uint64 (stable by construction).
 - ``take_axis``: ``stablehlo.gather`` of whole slices along one axis (``take``).
 - ``take_along``: a point gather (``take_along_axis``).
-- ``scatter1d``: a 1-D scatter (overwrite or add) into zeros; indices outside ``[0, size)``
+- ``scatter1d``: a 1-D overwriting scatter into zeros; indices outside ``[0, size)``
   are dropped through a spare slot, so nothing relies on XLA's out-of-bounds behaviour.
 - ``searchsorted``: a binary search unrolled at lowering time (``M.bit_length()`` steps of
   gather + compare + select), consistent with ``sort_multi``'s order.
-- ``cumreduce``: an inclusive scan (Hillis-Steele: ``log2(n)`` shifted adds or multiplies;
-  ``stablehlo.reduce_window`` is quadratic on CPU), optionally with the identity prepended.
+- ``cumreduce``: an inclusive scan, optionally with the identity prepended: one
+  ``stablehlo.reduce_window`` whose window spans the whole axis (XLA rewrites such windows
+  into a linear-time scan; measured 21 ms for 10^6 float64 on CPU, against 560 ms for a
+  Hillis-Steele scan of shifted adds).
 
 Negative indices of the gathers wrap once (``i + n``); indices still outside the axis are
 clamped by ``stablehlo.gather`` (the standard leaves out-of-bounds behaviour unspecified).
@@ -21,6 +27,8 @@ clamped by ``stablehlo.gather`` (the standard leaves out-of-bounds behaviour uns
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from . import _dtypes as dt
 from ._dtypes import DType
@@ -139,6 +147,92 @@ def _lower_sort(e: Emitter, n: Any, a: list) -> str:
 define("sort_multi", _infer_sort, _lower_sort, nout=2)
 
 
+# ---------------------------------------------------------------- single-operand fast sorts
+# XLA's CPU sort is several times faster with one operand and a plain LT/GT comparator than
+# with a NaN-aware comparator or carried operands, so real dtypes sort integer keys instead.
+
+_INT_OF = {8: dt.int8, 16: dt.int16, 32: dt.int32, 64: dt.int64}
+
+
+def _ordered_key(e: Emitter, v: str, shape: tuple, d: DType, merge_zeros: bool) -> tuple:
+    """(key, key dtype): a signed integer whose order is ``d``'s sort order with every NaN
+    (made the canonical quiet NaN) last; ``merge_zeros`` gives ``-0.0`` the key of ``+0.0``,
+    otherwise ``-0.0`` sorts just before ``+0.0``. Integers and bool are their own key."""
+    if d.kind != "f":
+        return v, d
+    it = _INT_OF[d.bits]
+    bits = e.op("stablehlo.bitcast_convert", [v], _t(shape, it))
+    if merge_zeros:
+        zero = compare(e, "EQ", v, bcast(e, e.const(0, d), (), shape, d), shape, d)
+        bits = select(e, zero, bcast(e, e.const(0, it), (), shape, it), bits, shape, it)
+    nan_bits = int(np.array(np.nan, dtype=d.np).view(it.np))
+    nan = compare(e, "NE", v, v, shape, d)
+    bits = select(e, nan, bcast(e, e.const(nan_bits, it), (), shape, it), bits, shape, it)
+    return _flip_negative(e, bits, shape, it), it
+
+
+def _flip_negative(e: Emitter, bits: str, shape: tuple, it: DType) -> str:
+    """Flip every bit but the sign of negative values (an involution)."""
+    neg = compare(e, "LT", bits, bcast(e, e.const(0, it), (), shape, it), shape, it)
+    mask = bcast(e, e.const(2 ** (it.bits - 1) - 1, it), (), shape, it)
+    return select(e, neg, e.op("stablehlo.xor", [bits, mask], _t(shape, it)), bits, shape, it)
+
+
+def _plain_sort(e: Emitter, v: str, shape: tuple, d: DType, axis: int, descending: bool,
+                stable: bool) -> str:
+    t = _t((), d)
+    lhs, rhs = e.fresh(), e.fresh()
+    region = e.block([(lhs, t), (rhs, t)],
+                     lambda b: [compare(b, "GT" if descending else "LT", lhs, rhs, (), d)])
+    return e.op("stablehlo.sort", [v], _t(shape, d),
+                f"dimension = {axis} : i64, is_stable = {'true' if stable else 'false'}",
+                region=region)
+
+
+def _infer_sort_keyed(inputs: tuple, attrs: tuple) -> tuple:
+    x = inputs[0]
+    mode = attrs[2]
+    if x.dtype.kind not in "biuf" or (mode == "argsort32" and x.dtype.bits > 32):
+        raise TypeError(f"sort_keyed({mode}) does not take {x.dtype.name}")
+    return x.shape, (x.dtype if mode == "values" else _I64)
+
+
+def _lower_sort_keyed(e: Emitter, n: Any, a: list) -> str:
+    axis, descending, mode = n.attrs
+    x = n.inputs[0]
+    s, d = x.shape, x.dtype
+    if mode == "values":
+        key, kt = _ordered_key(e, a[0], s, d, merge_zeros=False)
+        out = _plain_sort(e, key, s, kt, axis, descending, stable=False)
+        if kt is d:
+            return out
+        return e.op("stablehlo.bitcast_convert", [_flip_negative(e, out, s, kt)], _t(s, d))
+    # argsort32: one uint64 per element, (rank << 32) | index, sorted ascending: stable
+    key, kt = _ordered_key(e, a[0], s, d, merge_zeros=True)
+    u64 = dt.uint64
+    rank = convert(e, key, s, kt, _I64)
+    if kt.kind == "i":
+        rank = e.op("stablehlo.add", [rank, bcast(e, e.const(2 ** 31, _I64), (), s, _I64)],
+                    _t(s, _I64))
+    if descending:
+        top = bcast(e, e.const(2 ** 32 - 1, _I64), (), s, _I64)
+        rank = e.op("stablehlo.subtract", [top, rank], _t(s, _I64))
+    idx = e.op("stablehlo.iota", [], _t(s, u64), f"iota_dimension = {axis} : i64")
+    hi = e.op("stablehlo.shift_left", [convert(e, rank, s, _I64, u64),
+                                       bcast(e, e.const(32, u64), (), s, u64)], _t(s, u64))
+    packed = e.op("stablehlo.or", [hi, idx], _t(s, u64))
+    out = _plain_sort(e, packed, s, u64, axis, False, stable=False)
+    low = e.op("stablehlo.and", [out, bcast(e, e.const(2 ** 32 - 1, u64), (), s, u64)],
+               _t(s, u64))
+    return convert(e, low, s, u64, _I64)
+
+
+# a sort of one real operand: mode "values" (the sorted values; -0.0 sorts before +0.0, NaNs
+# come out as the canonical NaN) or "argsort32" (stable int64 indices, dtypes of <= 32 bits,
+# axis shorter than 2**32); attrs: (axis, descending, mode)
+define("sort_keyed", _infer_sort_keyed, _lower_sort_keyed)
+
+
 # ---------------------------------------------------------------- gathers
 
 def _infer_take(inputs: tuple, attrs: tuple) -> tuple:
@@ -213,8 +307,8 @@ def _infer_scatter(inputs: tuple, attrs: tuple) -> tuple:
 
 
 def _lower_scatter(e: Emitter, n: Any, a: list) -> str:
-    size, mode = n.attrs
-    idx, upd = n.inputs
+    size = n.attrs[0]
+    idx = n.inputs[0]
     d = n.dtype
     m = idx.shape
     iv = convert(e, a[0], m, idx.dtype, _I64)
@@ -225,11 +319,7 @@ def _lower_scatter(e: Emitter, n: Any, a: list) -> str:
     base = bcast(e, e.const(0, d), (), (size + 1,), d)
     t = _t((), d)
     p, q = e.fresh(), e.fresh()
-    if mode == "add":
-        region = e.block([(p, t), (q, t)], lambda b: [b.op(
-            "stablehlo.or" if d.kind == "b" else "stablehlo.add", [p, q], t)])
-    else:
-        region = e.block([(p, t), (q, t)], lambda b: [q])
+    region = e.block([(p, t), (q, t)], lambda b: [q])
     dims = ("scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], "
             "inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], "
             "index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false")
@@ -239,8 +329,8 @@ def _lower_scatter(e: Emitter, n: Any, a: list) -> str:
                 f"strides = {i64s([1])}")
 
 
-# out = zeros(size); out[idx[i]] = upd[i] (mode "set") or += (mode "add"); indices outside
-# [0, size) are dropped; attrs: (size, mode)
+# out = zeros(size); out[idx[i]] = upd[i] (for repeated indices, one of the updates wins);
+# indices outside [0, size) are dropped; attrs: (size,)
 define("scatter1d", _infer_scatter, _lower_scatter)
 
 
@@ -291,7 +381,7 @@ define("searchsorted", _infer_searchsorted, _lower_searchsorted)
 # ---------------------------------------------------------------- scans
 
 def _infer_cum(inputs: tuple, attrs: tuple) -> tuple:
-    kind, axis, initial = attrs
+    _kind, axis, initial = attrs
     s = list(inputs[0].shape)
     if initial:
         s[axis] += 1
@@ -302,29 +392,18 @@ def _lower_cum(e: Emitter, n: Any, a: list) -> str:
     kind, axis, initial = n.attrs
     x = n.inputs[0]
     d, s = x.dtype, x.shape
-    nd = len(s)
+    size = s[axis]
     opname = {"sum": "stablehlo.add", "prod": "stablehlo.multiply"}[kind]
     ident = e.const(0 if kind == "sum" else 1, d)
-    y = a[0]
-    size = s[axis]
-    k = 1
-    while k < size:
-        limit = [size - k if i == axis else q for i, q in enumerate(s)]
-        part = e.op("stablehlo.slice", [y], _t(tuple(limit), d),
-                    f"start_indices = {i64s([0] * nd)}, limit_indices = {i64s(limit)}, "
-                    f"strides = {i64s([1] * nd)}")
-        low = [k if i == axis else 0 for i in range(nd)]
-        shifted = e.op("stablehlo.pad", [part, ident], _t(s, d),
-                       f"edge_padding_low = {i64s(low)}, edge_padding_high = {i64s([0] * nd)}, "
-                       f"interior_padding = {i64s([0] * nd)}")
-        y = e.op(opname, [shifted, y], _t(s, d))
-        k *= 2
-    if initial:
-        low = [1 if i == axis else 0 for i in range(nd)]
-        y = e.op("stablehlo.pad", [y, ident], _t(n.shape, d),
-                 f"edge_padding_low = {i64s(low)}, edge_padding_high = {i64s([0] * nd)}, "
-                 f"interior_padding = {i64s([0] * nd)}")
-    return y
+    if size == 0:  # only the initial value: a window of size 0 is invalid
+        return bcast(e, ident, (), n.shape, d)
+    window = [size if i == axis else 1 for i in range(len(s))]
+    low = size if initial else size - 1
+    pads = ", ".join(f"[{low}, 0]" if i == axis else "[0, 0]" for i in range(len(s)))
+    return e.op("stablehlo.reduce_window", [a[0], ident], _t(n.shape, d),
+                f"window_dimensions = {i64s(window)}, window_strides = {i64s([1] * len(s))}, "
+                f"padding = dense<[{pads}]> : tensor<{len(s)}x2xi64>",
+                region=e.scalar_body(opname, d))
 
 
 # inclusive scan along axis, input already of the result dtype;

@@ -77,10 +77,11 @@ def where(condition: Array, x1: Any, x2: Any, /) -> Array:
 
 # ---------------------------------------------------------------- helpers for data-dependent ops
 
-def host_values(cause: str, *arrays: Array) -> list[np.ndarray]:
-    """Compute ``arrays`` in one executable (with every live pending array they depend on, so
-    intermediates held by the caller stay on the device) and copy them to the host."""
-    materialize_nodes([a._node for a in arrays], cause)
+def host_values(cause: str, *arrays: Array, keep: tuple = ()) -> list[np.ndarray]:
+    """Compute ``arrays`` and ``keep`` in one executable (with every live pending array they
+    depend on, so intermediates held by the caller stay on the device); copy only ``arrays``
+    to the host."""
+    materialize_nodes([a._node for a in arrays + tuple(keep)], cause)
     return [a._host(cause) for a in arrays]
 
 
@@ -101,7 +102,7 @@ def compact(mask: Array, pos: Array, k: int) -> Array:
     from ._sorting import iota
     slot = where(mask, pos, -1)
     idx = iota(mask.shape, 0, mask.device)
-    return wrap(record(OPS["scatter1d"], (slot._node, idx._node), (k, "set")))
+    return wrap(record(OPS["scatter1d"], (slot._node, idx._node), (k,)))
 
 
 def empty_int(shape: tuple, device: Any) -> Array:
@@ -126,7 +127,7 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     """
     x = _arr(x, "nonzero")
     if x.ndim == 0:
-        raise ValueError("nonzero() of a 0-d array; use nonzero(atleast 1-D) instead")
+        raise ValueError("nonzero() needs an array of at least one dimension, got a 0-d array")
     from ._manipulation import reshape
     from ._statistical import cumulative_sum
     n = x.size

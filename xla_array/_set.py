@@ -11,10 +11,13 @@ indices, differences of those positions give the counts and a scatter through th
 permutation gives ``inverse_indices``. The first executable is shared by every input of one
 shape and dtype; each distinct ``k`` compiles its own second one.
 
-Values come out sorted (NaNs last; for a mixed ``-0.0``/``+0.0`` group, the zero that occurs
-first). ``isin`` sorts ``x2`` and binary-searches it (no materialization); elements compare
-by value equality after promotion to a common dtype (NumPy's rules where the standard has
-none), so NaN is never found.
+Values come out sorted, NaNs last. For a group holding both ``-0.0`` and ``+0.0``,
+``unique_all``/``unique_inverse`` return the zero that occurs first and ``unique_values``/
+``unique_counts`` return ``-0.0`` (the standard leaves the choice to the implementation).
+
+``isin`` sorts ``x2`` and binary-searches it (no materialization); elements compare by value
+equality after promotion to a common dtype (NumPy's rules where the standard has none), so
+NaN is never found.
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ class _Groups:
         from ._elementwise import apply
         from ._manipulation import concat, reshape
         from ._searching import compact, host_values
-        from ._sorting import iota, sort_arrays
+        from ._sorting import sort, sort_with_indices
         from ._statistical import cumulative_sum
         if not isinstance(x, Array):
             raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
@@ -74,13 +77,15 @@ class _Groups:
             self.k = 1
             return
         if with_perm:
-            self.sv, self.perm = sort_arrays([flat], [iota((n,), 0, x.device)], 0)
+            self.sv, self.perm = sort_with_indices(flat)
         else:
-            self.sv = sort_arrays([flat], [], 0)[0]
+            self.sv = sort(flat)
         first_flag = full((1,), True, dtype=_dtypes.bool, device=x.device)
         new = concat([first_flag, apply("not_equal", self.sv[1:], self.sv[:-1])])
         self.gid = cumulative_sum(new, dtype=_dtypes.int64) - 1
-        (k,) = host_values(fname, self.gid[n - 1])
+        del flat, first_flag  # not outputs of the executable that computes k
+        keep = (self.perm,) if self.perm is not None else ()
+        (k,) = host_values(fname, self.gid[n - 1], keep=keep)
         self.k = int(k) + 1
         self.first = compact(new, self.gid, self.k)
 
@@ -116,7 +121,7 @@ class _Groups:
         from ._manipulation import reshape
         assert self.perm is not None
         inv = wrap(record(OPS["scatter1d"], (self.perm._node, self.gid._node),
-                          (self.n, "set")))
+                          (self.n,)))
         return reshape(inv, self.x.shape)
 
 
@@ -149,7 +154,7 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
         raise TypeError("isin() needs at least one array argument")
     from ._elementwise import apply
     from ._manipulation import reshape
-    from ._sorting import sort_arrays
+    from ._sorting import sort
     a, b = operand_nodes("isin", x1, x2)
     d = _dtypes.promote(a.dtype, b.dtype)
     if a.dtype is not d:
@@ -164,7 +169,7 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
     if m == 1:
         found = apply("equal", xa, reshape(xb, ()))
     else:
-        s = sort_arrays([reshape(xb, (m,))], [], 0)[0]
+        s = sort(reshape(xb, (m,)))
         pos = wrap(record(OPS["searchsorted"], (s._node, xa._node), ("left",)))
         pos = apply("minimum", pos, m - 1)
         hit = wrap(record(OPS["take_axis"], (s._node, pos._node), (0,)))

@@ -6,6 +6,14 @@ and still keeps equal elements in input order when ``stable`` (NaNs then come fi
 array-api-strict). Complex arrays, which the standard leaves unordered, sort like NumPy:
 lexicographically by (real, imag), each part NaN-last. ``stable=False`` lets XLA use an
 unstable sort.
+
+Speed: XLA's CPU sort is several times faster for one operand with a plain comparator, so
+``sort`` of a real array sorts order-preserving integer keys (floats by their bits, NaNs made
+the canonical NaN), and ``argsort`` of a real dtype of at most 32 bits sorts one uint64 per
+element, ``(rank << 32) | index`` (stable by construction). Consequence for ``sort`` only:
+``-0.0`` comes out before ``+0.0`` (the standard leaves their order unspecified); ``argsort``
+treats them as equal, as NumPy does. Other dtypes use a multi-operand sort with a NaN-aware
+comparator.
 """
 
 from __future__ import annotations
@@ -52,6 +60,8 @@ def sort(x: Array, /, *, axis: int = -1, descending: bool = False,
     x, a = _prepare(x, axis, "sort")
     if x.shape[a] <= 1 or x.size == 0:
         return Array(x._node)
+    if x.dtype.kind in "biuf":
+        return wrap(record(OPS["sort_keyed"], (x._node,), (a, bool(descending), "values")))
     return sort_arrays([x], [], a, descending, stable)[0]
 
 
@@ -59,7 +69,18 @@ def argsort(x: Array, /, *, axis: int = -1, descending: bool = False,
             stable: bool = True) -> Array:
     """int64 indices that sort ``x`` along ``axis`` (order: see the module docstring)."""
     x, a = _prepare(x, axis, "argsort")
-    idx = iota(x.shape, a, x.device)
     if x.shape[a] <= 1 or x.size == 0:
-        return idx
-    return sort_arrays([x], [idx], a, descending, stable)[1]
+        return iota(x.shape, a, x.device)
+    if x.dtype.kind in "biuf" and x.dtype.bits <= 32 and x.shape[a] < 2 ** 32:
+        return wrap(record(OPS["sort_keyed"], (x._node,), (a, bool(descending), "argsort32")))
+    return sort_arrays([x], [iota(x.shape, a, x.device)], a, descending, stable)[1]
+
+
+def sort_with_indices(flat: Array) -> tuple[Array, Array]:
+    """(ascending stable sort of the 1-D ``flat``, the int64 permutation that gives it)."""
+    if flat.dtype.kind in "biuf" and flat.dtype.bits <= 32:
+        from ._utility import take
+        perm = argsort(flat)
+        return take(flat, perm, axis=0), perm
+    sv, perm = sort_arrays([flat], [iota(flat.shape, 0, flat.device)], 0)
+    return sv, perm

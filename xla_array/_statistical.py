@@ -6,10 +6,12 @@ default integer dtype (int64), of unsigned integers in uint64; floats and comple
 dtype unless ``dtype=`` says otherwise. ``mean``/``var``/``std`` of integers give float64
 (NumPy's choice; the standard leaves integer input unspecified).
 
-``cumulative_sum``/``cumulative_prod`` accumulate in the same dtypes as ``sum``/``prod`` and
-scan in ``log2(n)`` steps (Hillis-Steele), so float results may differ from NumPy's sequential
-loop in the last bits (and, for products that overflow, in where inf/NaN appear). A 0-d input
-is treated as 1-D, as NumPy does (the standard leaves it unspecified).
+``cumulative_sum``/``cumulative_prod`` accumulate in the same dtypes as ``sum``/``prod``
+(bool counts as a signed integer) and lower to one ``reduce_window`` spanning the axis, which
+XLA turns into a linear-time scan; XLA may associate the additions differently from NumPy's
+sequential loop, so float results can differ in the last bits (and, for products that
+overflow, in where inf/NaN appear). A 0-d input is treated as 1-D, as NumPy does (the standard
+leaves it unspecified).
 """
 
 from __future__ import annotations

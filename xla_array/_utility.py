@@ -25,7 +25,7 @@ from . import _axes, _dtypes, _ops_sort  # noqa: F401  (_ops_sort registers the 
 from ._array import Array, wrap
 from ._graph import record
 from ._ops import OPS, broadcast_shapes
-from ._statistical import all, any  # noqa: A004  (re-exported: utility functions)
+from ._statistical import all, any  # re-exported: they are utility functions
 
 __all__ = ["all", "any", "diff", "take", "take_along_axis", "repeat"]
 
@@ -47,9 +47,11 @@ def _along(nd: int, a: int, s: slice) -> tuple:
     return tuple(s if i == a else slice(None) for i in range(nd))
 
 
-def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
+def diff(x: Array, /, n: int = 1, axis: int = -1, *, prepend: Array | None = None,
          append: Array | None = None) -> Array:
-    """The ``n``-th forward difference along ``axis`` (see the module docstring)."""
+    """The ``n``-th forward difference along ``axis`` (see the module docstring); ``n`` and
+    ``axis`` may also be passed positionally, as NumPy's ``diff(a, n, axis)`` (libraries call
+    ``xp.diff(x, 2)``)."""
     x = _arr(x, "diff")
     if x.ndim == 0:
         raise ValueError("diff() needs an array of at least one dimension, got a 0-d array")

@@ -1,0 +1,159 @@
+"""Statistics and utility functions, differential against NumPy: cumulative_sum/prod, diff,
+all/any and the reductions. Shapes come from a small fixed set to share executables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import xla_array as xp
+
+FAST = settings(max_examples=30, deadline=None)
+SHAPES = [(1,), (6,), (3, 4), (2, 3, 2), (0,), (2, 0)]
+NUMERIC = ["int8", "int16", "uint8", "uint32", "int64", "float32", "float64", "complex128"]
+
+
+@st.composite
+def arrays(draw: st.DrawFn, dtypes: list = NUMERIC, shapes: list = SHAPES) -> np.ndarray:
+    dtype = draw(st.sampled_from(dtypes))
+    shape = draw(st.sampled_from(shapes))
+    n = int(np.prod(shape))
+    if dtype == "bool":
+        vals = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    elif dtype[0] in "fc":
+        vals = draw(st.lists(st.sampled_from([0.5, -1.0, 2.0, 0.0, 1.5, -3.0]),
+                             min_size=n, max_size=n))
+        if dtype[0] == "c":
+            vals = [complex(v, -v / 2) for v in vals]
+    else:
+        lo = 0 if dtype[0] == "u" else -3
+        vals = draw(st.lists(st.integers(lo, 3), min_size=n, max_size=n))
+    return np.array(vals, dtype=dtype).reshape(shape)
+
+
+def _close(out: xp.Array, expected: np.ndarray) -> None:
+    got = np.asarray(out)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    if got.dtype.kind in "fc":
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+# ---------------------------------------------------------------- cumulative_sum / prod
+
+@FAST
+@given(arrays(NUMERIC + ["bool"]), st.data())
+def test_cumulative_matches_numpy(a: np.ndarray, data: st.DataObject) -> None:
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1)) if a.ndim > 1 else \
+        data.draw(st.sampled_from([None, 0, -1]))
+    initial = data.draw(st.booleans())
+    name = data.draw(st.sampled_from(["cumulative_sum", "cumulative_prod"]))
+    x = xp.asarray(a)
+    kw = {"axis": axis, "include_initial": initial}
+    _close(getattr(xp, name)(x, **kw), getattr(np, name)(a, **kw))
+
+
+def test_cumulative_dtypes_follow_sum() -> None:
+    for dt, acc in [("int8", "int64"), ("uint16", "uint64"), ("bool", "int64"),
+                    ("float32", "float32"), ("complex64", "complex64"), ("int64", "int64")]:
+        x = xp.asarray(np.ones(3, dtype=dt))
+        assert xp.cumulative_sum(x).dtype == xp.asarray(np.ones(1, acc)).dtype
+        assert xp.cumulative_prod(x).dtype == xp.asarray(np.ones(1, acc)).dtype
+    x = xp.asarray(np.array([100, 100, 100], np.int8))
+    _close(xp.cumulative_sum(x, dtype=xp.int16), np.array([100, 200, 300], np.int16))
+    _close(xp.cumulative_sum(x, dtype=xp.float32), np.array([100, 200, 300], np.float32))
+    with pytest.raises(TypeError):
+        xp.cumulative_sum(xp.asarray([1j]), dtype=xp.float64)
+
+
+def test_cumulative_shapes_and_errors() -> None:
+    x = xp.asarray(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(ValueError):
+        xp.cumulative_sum(x)
+    with pytest.raises(IndexError):
+        xp.cumulative_sum(x, axis=2)
+    # 0-d input behaves as 1-D, as in NumPy
+    _close(xp.cumulative_sum(xp.asarray(5)), np.cumulative_sum(np.array(5)))
+    _close(xp.cumulative_prod(xp.asarray(5.0), include_initial=True),
+           np.cumulative_prod(np.array(5.0), include_initial=True))
+    big = np.random.default_rng(0).integers(-5, 5, 1000)
+    _close(xp.cumulative_sum(xp.asarray(big)), np.cumsum(big))
+    special = np.array([1.0, np.inf, -np.inf, 2.0])
+    with np.errstate(invalid="ignore"):
+        expected = np.cumsum(special)
+    _close(xp.cumulative_sum(xp.asarray(special)), expected)
+
+
+# ---------------------------------------------------------------- diff
+
+@FAST
+@given(arrays(NUMERIC + ["bool"], [s for s in SHAPES if s != (2, 0)]), st.data())
+def test_diff_matches_numpy(a: np.ndarray, data: st.DataObject) -> None:
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    n = data.draw(st.integers(0, 4))
+    kw: dict = {"axis": axis, "n": n}
+    for name in ("prepend", "append"):
+        if data.draw(st.booleans()):
+            shape = list(a.shape)
+            shape[axis] = data.draw(st.integers(1, 2))
+            kw[name] = np.ones(shape, dtype=a.dtype)
+    x = xp.asarray(a)
+    got = xp.diff(x, **{k: xp.asarray(v) if isinstance(v, np.ndarray) else v
+                        for k, v in kw.items()})
+    if n == 0:  # NumPy ignores prepend/append for n=0; the standard's shape rule keeps them
+        parts = [kw.get("prepend"), a, kw.get("append")]
+        expected = np.concatenate([p for p in parts if p is not None], axis=axis)
+    else:
+        expected = np.diff(a, **kw)
+    _close(got, expected)
+
+
+def test_diff_rules() -> None:
+    with pytest.raises(ValueError):
+        xp.diff(xp.asarray(1.0))
+    with pytest.raises(ValueError):
+        xp.diff(xp.asarray([1, 2]), n=-1)
+    with pytest.raises(ValueError):
+        xp.diff(xp.asarray([[1, 2]]), axis=1, prepend=xp.asarray([[1], [2]]))
+    _close(xp.diff(xp.asarray([1, 4, 9]), prepend=0, append=20), np.array([1, 3, 5, 11]))
+    _close(xp.diff(xp.asarray(np.array([1, 4], np.uint8)), prepend=xp.asarray([2.5])),
+           np.array([-1.5, 3.0]))
+
+
+# ---------------------------------------------------------------- all / any and reductions
+
+@FAST
+@given(arrays(NUMERIC + ["bool"]), st.data())
+def test_reductions_match_numpy(a: np.ndarray, data: st.DataObject) -> None:
+    axes = [None] + list(range(-a.ndim, a.ndim)) + ([(0, a.ndim - 1)] if a.ndim > 1 else [])
+    axis = data.draw(st.sampled_from(axes))
+    keep = data.draw(st.booleans())
+    x = xp.asarray(a)
+    _close(xp.all(x, axis=axis, keepdims=keep), np.all(a, axis=axis, keepdims=keep))
+    _close(xp.any(x, axis=axis, keepdims=keep), np.any(a, axis=axis, keepdims=keep))
+    if a.dtype != np.bool_:
+        acc = {"i": np.int64, "u": np.uint64}.get(a.dtype.kind, a.dtype)
+        _close(xp.sum(x, axis=axis, keepdims=keep),
+               np.sum(a, axis=axis, keepdims=keep, dtype=acc))
+        _close(xp.prod(x, axis=axis, keepdims=keep),
+               np.prod(a, axis=axis, keepdims=keep, dtype=acc))
+
+
+def test_new_values_same_shape_do_not_recompile() -> None:
+    def run(seed: int) -> None:
+        a = np.random.default_rng(seed).normal(size=(4, 5))
+        x = xp.asarray(a)
+        np.asarray(xp.cumulative_sum(x, axis=1))
+        np.asarray(xp.cumulative_prod(x, axis=0, include_initial=True))
+        np.asarray(xp.diff(x, n=2, append=x[:, :1]))
+        np.asarray(xp.all(x > 0, axis=0))
+
+    run(0)
+    xp.debug.reset_metrics()
+    run(1)
+    run(2)
+    assert xp.debug.metrics()["compiles"] == 0
