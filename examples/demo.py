@@ -62,7 +62,8 @@ def main() -> None:
           f"   numpy {t_np * 1e3:.1f} ms   speed-up {t_np / t_xp:.2f}x")
     m = xp.debug.metrics()
     print(f"metrics: compiles={m['compiles']} (compile {m['compile_seconds'] * 1e3:.0f} ms), "
-          f"disk cache hits={m['disk_hits']}, cache_hits={m['cache_hits']}, executions={m['executions']}, "
+          f"disk cache hits={m['disk_hits']} (load {m['disk_load_seconds'] * 1e3:.0f} ms), "
+          f"cache_hits={m['cache_hits']}, executions={m['executions']}, "
           f"materializations={m['materializations']}")
     for where, count in m["materializations_by_line"].items():
         print(f"  materialized {count}x: {where}")

@@ -121,6 +121,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
                 log.info("xla_array: cache entry unusable (%s); compiling", err)
             else:
                 _metrics.count("disk_hits")
+                _metrics.add_time("disk_load_seconds", time.perf_counter() - t0)
                 return Compiled(exe, None, key, 0.0, time.perf_counter() - t0)
     text = lower(order, bufs, scalars, outs, donate,
                  device._annotations(bufs, scalars, outs))  # SPMD hooks on a Mesh

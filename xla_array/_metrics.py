@@ -14,7 +14,7 @@ _causes: Counter[str] = Counter()
 _lines: Counter[str] = Counter()
 _COUNTERS = ("compiles", "cache_hits", "cache_misses", "disk_hits", "executions",
              "materializations", "auto_flushes", "bytes_to_device", "bytes_to_host")
-_TIMERS = ("compile_seconds", "lower_seconds", "execute_seconds")
+_TIMERS = ("compile_seconds", "lower_seconds", "execute_seconds", "disk_load_seconds")
 
 
 def count(name: str, n: int = 1) -> None:
