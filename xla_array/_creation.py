@@ -196,10 +196,17 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     isfloat = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
     if d is None:
         d = _dtypes.default_float if isfloat else _dtypes.default_int
-    n = max(0, math.ceil((stop - start) / step))
+    if isfloat:
+        n = max(0, math.ceil((stop - start) / step))
+    else:  # exact for any Python ints: ceil(a / b) == -(-a // b)
+        n = max(0, -(-(int(stop) - int(start)) // int(step)))
     dev = resolve(device)
     if d.kind in "iu" and not isfloat:
+        if n <= 1:  # no step is taken (it may not even fit the dtype)
+            return full((n,), int(start) if n else 0, dtype=d, device=dev)
         base = _iota(n, d, dev)
+        if step < 0:  # start - i*|step|: unsigned dtypes cannot hold the negative step
+            return int(start) - base * (-int(step))
         return base * int(step) + int(start) if (step, start) != (1, 0) else base
     from ._data_types import astype
     ct = d if d.kind == "f" else _dtypes.float64
@@ -244,7 +251,8 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     r = _iota(0, _dtypes.int64, dev, shape, 0)
     c = _iota(0, _dtypes.int64, dev, shape, 1)
     from ._data_types import astype
-    return astype((c - r) == int(k), d)
+    k = max(-n_rows, min(n_cols, operator.index(k)))  # same result; fits any index dtype
+    return astype((c - r) == k, d)
 
 
 def _tri(x: Array, k: int, lower: bool) -> Array:
@@ -253,7 +261,8 @@ def _tri(x: Array, k: int, lower: bool) -> Array:
     shape = x.shape[-2:]
     r = _iota(0, _dtypes.int64, x.device, shape, 0)
     c = _iota(0, _dtypes.int64, x.device, shape, 1)
-    keep = (c - r) <= int(k) if lower else (c - r) >= int(k)
+    k = max(-shape[0], min(shape[1], operator.index(k)))  # same result; fits int64
+    keep = (c - r) <= k if lower else (c - r) >= k
     from ._searching import where
     return where(keep, x, zeros((), dtype=x.dtype, device=x.device))
 
@@ -266,11 +275,11 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
     return _tri(x, k, False)
 
 
-def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
+def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
     if indexing not in ("xy", "ij"):
         raise ValueError("meshgrid(): indexing must be 'xy' or 'ij'")
     if not arrays:
-        return []
+        return ()
     for a in arrays:
         if not isinstance(a, Array) or a.ndim != 1:
             raise ValueError("meshgrid() takes 1-D arrays")
@@ -289,7 +298,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
         shape = [1] * len(arrays)
         shape[pos] = a.shape[0]
         out.append(broadcast_to(reshape(a, tuple(shape)), tuple(sizes)))
-    return out
+    return tuple(out)  # a tuple since 2025.12 (a list before)
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
