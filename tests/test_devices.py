@@ -46,7 +46,7 @@ def test_device_objects():
 
 def test_namespace_info_devices():
     info = xp.__array_namespace_info__()
-    assert info.devices() == [DEV]
+    assert info.devices() == (DEV,)  # a tuple since 2025.12
     assert info.default_device() == DEV
     assert _backend.platforms() == ["cpu"]  # no CUDA plugin here: CPU only, silently
     assert info.dtypes(device=DEV)["float64"] is xp.float64
@@ -207,7 +207,7 @@ def test_no_cuda_plugin_is_silent_and_jax_free():
             "assert 'jax' not in sys.modules\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    assert "[Device('cpu', 0)] 3.0" in out.stdout
+    assert "(Device('cpu', 0),) 3.0" in out.stdout
     assert "warn" not in out.stderr.lower(), out.stderr
 
 

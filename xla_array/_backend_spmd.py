@@ -1,4 +1,4 @@
-"""The runtime layer for arrays spread over several devices (the second module importing jaxlib).
+"""The runtime layer for arrays spread over several devices (jaxlib comes through ``_backend``).
 
 A *global* buffer is one jaxlib ``ArrayImpl`` over several devices whose sharding is an
 ``HloSharding`` (tiles, device order, replicated copies). We build them from per-device
@@ -19,12 +19,10 @@ import math
 import threading
 from typing import Any
 
-import jaxlib._jax as _jax
 import numpy as np
-from jaxlib import xla_client as xc
 
 from . import _backend
-from ._backend import BackendError, _Aval, _Capsule, _HloSharding
+from ._backend import BackendError, _Aval, _Capsule, _HloSharding, _jax, xc
 
 __all__ = ["hlo", "global_sharding", "layout", "is_global", "tiles", "shard_slices",
            "put_global", "shards", "gather", "derived_mesh", "sdy_mesh", "sdy_sharding"]
