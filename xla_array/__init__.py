@@ -24,7 +24,7 @@ from ._elementwise import __all__ as _elementwise_all
 from ._executor import CompileError
 from ._info import DEFAULT_VERSION, __array_namespace_info__
 from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
-from ._manipulation import broadcast_shapes, repeat
+from ._manipulation import broadcast_shapes
 from ._manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis,
                             permute_dims, reshape, roll, squeeze, stack, tile, unstack)
 from ._materialize import block_until_ready, materialize

@@ -14,11 +14,27 @@ __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
 
 def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
-    """Cast ``x`` to ``dtype``. Complex to real keeps the real part; to bool tests != 0."""
+    """Cast ``x`` to ``dtype``.
+
+    Complex to real keeps the real part, as NumPy does (the standard says this should not be
+    permitted; use ``real``/``imag`` to be explicit). Complex to bool is True unless both parts
+    are zero. Float NaN/inf to integers follows XLA's conversion (saturating). Arrays are
+    immutable values here, so ``copy=True`` returns a new handle without copying memory.
+    """
     if not isinstance(x, Array):
         raise TypeError(f"astype() expects an array, got {type(x).__name__}")
     d = _dtypes.as_dtype(dtype)
-    out = x if d is x.dtype else wrap(record(OPS["convert"], (x._node,), (d,)))
+    if d is x.dtype:
+        out = x
+    elif x.dtype.kind == "c" and d is _dtypes.bool:
+        from ._elementwise import not_equal
+        out = not_equal(x, 0)
+    elif x.dtype is _dtypes.bool and d.kind in "fc":
+        # through uint8: XLA rewrites convert(pred) * y as select(pred, y, 0), losing 0 * inf
+        u8 = wrap(record(OPS["convert"], (x._node,), (_dtypes.uint8,)))
+        out = wrap(record(OPS["convert"], (u8._node,), (d,)))
+    else:
+        out = wrap(record(OPS["convert"], (x._node,), (d,)))
     if device is not None:
         out = out.to_device(device)
     if out is x and copy:

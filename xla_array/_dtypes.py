@@ -55,6 +55,11 @@ class DType:
     def itemsize(self) -> int:
         return self.np.itemsize
 
+    @property
+    def dtype(self) -> np.dtype:
+        """The NumPy dtype: ``np.dtype(d)`` and ``a.astype(d)`` read this attribute."""
+        return self.np
+
 
 bool = DType("bool", np.bool_, "i1", "b")  # noqa: A001
 int8 = DType("int8", np.int8, "i8", "i")
@@ -200,13 +205,15 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
 
 
 def can_cast(from_: Any, to: DType, /) -> _builtin_bool:
+    """Whether the standard's promotion graph takes ``from_`` to ``to`` (within a kind:
+    bool to bool only, integers to wider integers, floats to wider floats or complex)."""
     d = from_ if isinstance(from_, DType) else getattr(from_, "dtype", None)
     if not isinstance(d, DType) or not isinstance(to, DType):
         raise TypeError("can_cast() takes an array or dtype and a dtype")
     if d is to:
         return True
-    if d.kind == "b":
-        return True if to.kind == "b" else False if to.kind in "iu" else True
+    if d.kind == "b" or to.kind == "b":  # the standard promotes bool with nothing else
+        return False
     if d in EXTENSION_FLOATS or to in EXTENSION_FLOATS or float16 in (d, to):
         return to.kind in "fc" and promote(d, to) is to
     return _builtin_bool(np.can_cast(d.np, to.np, casting="safe")) and not (

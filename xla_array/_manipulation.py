@@ -14,7 +14,7 @@ from ._ops import broadcast_shapes as _bshapes
 
 __all__ = ["reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "broadcast_shapes",
            "expand_dims", "squeeze", "concat", "stack", "flip", "moveaxis", "roll", "tile",
-           "unstack", "repeat"]
+           "unstack"]
 
 
 def _arr(x: Any, fname: str) -> Array:
@@ -220,48 +220,3 @@ def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
         raise ValueError("unstack() needs an array of at least 1 dimension")
     a = _axes.axis(axis, x.ndim, "unstack")
     return tuple(x[(slice(None),) * a + (i,)] for i in range(x.shape[a]))
-
-
-def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
-    """Repeat each element ``repeats`` times along ``axis`` (flattened when None).
-
-    An int count stays lazy (broadcast + reshape). An array of counts decides the result's
-    size, so it is materialized (cause ``"repeat"``; ``x`` itself stays lazy) and the result is
-    a gather of ``x``.
-    """
-    x = _arr(x, "repeat")
-    if axis is None:
-        x = reshape(x, (-1,))
-        ax = 0
-    else:
-        ax = _axes.axis(axis, x.ndim, "repeat")
-    n = x.shape[ax]
-    if isinstance(repeats, Array):
-        if repeats.dtype.kind not in "iu":
-            raise TypeError(f"repeat(): repeats must have an integer dtype, got "
-                            f"{repeats.dtype.name}")
-        if repeats.ndim > 1 or (repeats.ndim == 1 and repeats.shape[0] not in (1, n)):
-            raise ValueError(f"repeat(): repeats of shape {repeats.shape} do not broadcast to "
-                             f"({n},)")
-        import numpy as np
-        counts = np.broadcast_to(repeats._host("repeat").reshape(-1), (n,))
-        if (counts < 0).any():
-            raise ValueError("repeat(): repeats must be non-negative")
-        if repeats.ndim == 0 or repeats.shape[0] == 1:
-            return repeat(x, int(counts[0]) if n else 0, axis=ax)
-        from ._creation import asarray
-        from ._utility import take
-        idx = asarray(np.repeat(np.arange(n, dtype=np.int64), counts), device=x.device)
-        return take(x, idx, axis=ax)
-    if isinstance(repeats, bool) or not isinstance(repeats, int):
-        try:
-            repeats = operator.index(repeats)
-        except TypeError:
-            raise TypeError(f"repeat(): repeats must be an int or an integer array, got "
-                            f"{type(repeats).__name__}") from None
-    if repeats < 0:
-        raise ValueError(f"repeat(): repeats must be non-negative, got {repeats}")
-    shape = x.shape
-    y = expand_dims(x, axis=ax + 1)
-    y = broadcast_to(y, shape[:ax + 1] + (repeats,) + shape[ax + 1:])
-    return reshape(y, shape[:ax] + (shape[ax] * repeats,) + shape[ax + 1:])

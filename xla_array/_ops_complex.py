@@ -10,7 +10,10 @@ values but do not follow C99 Annex G at zeros, infinities and NaN, which the sta
 - the inverse functions keep XLA's kernel for finite values, fix the signs of the result by
   the function's symmetries (``f(conj z) = conj f(z)``, oddness) and take every zero/infinity/NaN
   case from C99's tables.
-``divide`` follows NumPy's Smith algorithm, so results (NaN/inf included) match NumPy.
+``divide`` and ``reciprocal`` follow NumPy's Smith algorithm, so results (NaN/inf included)
+match NumPy's up to rounding. XLA's algebraic simplifier rewrites ``(x / y) / z`` into
+``x / (y * z)`` (which underflows) and ``x + 0`` into ``x`` (losing ``-0 + 0 = +0``); the
+formulas here avoid the first by multiplying with reciprocals.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from ._dtypes import DType
 from ._lower import Emitter, tensor_type
 from ._ops import bcast, compare, select
 
-__all__ = ["R", "COMPLEX_KERNELS"]
+__all__ = ["COMPLEX_KERNELS", "R", "complex_kernel"]
 
 _PI = math.pi
 
@@ -41,9 +44,14 @@ class R:
         self.max = float(fi.max) if fi is not None else 3.0e38
         self.eps = float(fi.eps) if fi is not None else 2.0 ** -7
         self.logmax = math.log(self.max)
+        self._consts: dict[str, str] = {}
 
     def c(self, v: float) -> str:
-        return bcast(self.e, self.e.const(v, self.d), (), self.s, self.d)
+        """A splat constant (emitted once per kernel; -0.0 and 0.0 are distinct)."""
+        k = repr(v)
+        if k not in self._consts:
+            self._consts[k] = bcast(self.e, self.e.const(v, self.d), (), self.s, self.d)
+        return self._consts[k]
 
     def op(self, name: str, *a: str) -> str:
         return self.e.op(name, list(a), self.t)
@@ -180,6 +188,7 @@ def cexpm1(r: R, a: str, b: str) -> Pair:
     return cases(r, (re, im), [
         (r.and_(ainf, bbad, r.cmp("GT", a, r.c(0.0))), r.c(math.inf), r.c(math.nan)),
         (r.and_(ainf, bbad), r.c(-1.0), r.copysign(r.c(0.0), b)),
+        (r.and_(r.iszero(a), r.iszero(b)), r.c(0.0), b),  # the standard: +-0 + 0j -> 0 + 0j
         (r.iszero(b), r.f("exponential_minus_one", a), b),
     ])
 
@@ -194,10 +203,11 @@ def clog(r: R, a: str, b: str) -> Pair:
 
 
 def clog1p(r: R, a: str, b: str) -> Pair:
+    """log(1 + z): the real part is 0.5*log1p(a*(2+a) + b*b) where that argument is small
+    (accurate near z = 0), else log|1 + z| (accurate near z = -1, where 1 + a is exact)."""
     ap1 = r.add(a, r.c(1.0))
-    m = r.max_(r.abs(a), r.abs(b))
     s = r.add(r.mul(a, r.add(r.c(2.0), a)), r.mul(b, b))
-    small = r.cmp("LT", m, r.c(math.sqrt(r.max) * 0.25))
+    small = r.cmp("LT", r.abs(s), r.c(0.5))
     re = r.sel(small, r.mul(r.c(0.5), r.f("log_plus_one", s)), r.f("log", r.hypot(ap1, b)))
     return re, r.atan2(b, ap1)
 
@@ -286,9 +296,11 @@ def ctanh(r: R, a: str, b: str) -> Pair:
     im = r.sel(big, im_big, im)
     bbad = r.not_(r.isfinite(b))
     nan = r.c(math.nan)
+    zero = r.c(0.0)
     return cases(r, (re, im), [
-        (r.and_(r.isinf(a), bbad), r.copysign(one, a), r.copysign(r.c(0.0), b)),
+        (r.isinf(a), r.copysign(one, a), r.copysign(zero, b)),
         (r.and_(r.iszero(a), bbad), a, nan),
+        (bbad, nan, nan),
         (r.and_(r.isnan(a), r.iszero(b)), nan, b),
     ])
 
@@ -391,12 +403,17 @@ def cabs(r: R, a: str, b: str) -> str:
 
 
 def csign(r: R, a: str, b: str) -> Pair:
-    """z / |z| by the rules of complex division (as NumPy: an infinite part gives NaN)."""
+    """z / |z| (each part divided by the real |z|); as NumPy, one infinite part gives a unit
+    along it and two give NaN."""
     m = r.hypot(a, b)
-    zero, nan = r.c(0.0), r.c(math.nan)
-    return cases(r, cdiv(r, a, b, m, zero), [
+    zero, nan, one = r.c(0.0), r.c(math.nan), r.c(1.0)
+    ai, bi = r.isinf(a), r.isinf(b)
+    return cases(r, (r.div(a, m), r.div(b, m)), [
         (r.or_(r.isnan(a), r.isnan(b)), nan, nan),
         (r.and_(r.iszero(a), r.iszero(b)), zero, zero),
+        (r.and_(ai, bi), nan, nan),
+        (ai, r.copysign(one, a), zero),
+        (bi, zero, r.copysign(one, b)),
     ])
 
 
@@ -491,14 +508,15 @@ _BINARY: dict[str, Any] = {"divide": cdiv, "pow": cpow}
 
 
 def crecip(r: R, a: str, b: str) -> Pair:
-    """1/z as NumPy computes it (Smith's algorithm specialised to a numerator of 1)."""
+    """1/z as NumPy computes it (Smith's algorithm specialised to a numerator of 1). Written
+    with reciprocals: XLA rewrites ``(x / y) / z`` as ``x / (y * z)``, which underflows."""
     im_small = r.cmp("LE", r.abs(b), r.abs(a))
     q1 = r.div(b, a)
-    d1 = r.add(a, r.mul(b, q1))
+    i1 = r.div(r.c(1.0), r.add(a, r.mul(b, q1)))
     q2 = r.div(a, b)
-    d2 = r.add(r.mul(a, q2), b)
-    return (r.sel(im_small, r.div(r.c(1.0), d1), r.div(q2, d2)),
-            r.sel(im_small, r.neg(r.div(q1, d1)), r.neg(r.div(r.c(1.0), d2))))
+    i2 = r.div(r.c(1.0), r.add(r.mul(a, q2), b))
+    return (r.sel(im_small, i1, r.mul(q2, i2)),
+            r.sel(im_small, r.neg(r.mul(q1, i1)), r.neg(i2)))
 
 
 _UNARY["reciprocal"] = crecip

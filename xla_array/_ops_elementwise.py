@@ -3,11 +3,18 @@
 A row is ``name: (arity, category, result, kernel)``:
 - ``category`` is the dtype category the standard accepts (``_dtypes._CATEGORY``), checked at
   record time (TypeError). ``float`` rows also accept integers and bools, promoted to the
-  default float as NumPy does (the standard leaves that unspecified).
+  default float (float64; NumPy picks float16/32 for small integer types, the standard leaves
+  it unspecified). Numeric rows also take a bool operand beside a numeric one (``x * mask``).
 - ``result`` is ``same`` (the promoted dtype), ``bool``, ``real`` (complex -> its real type) or
   ``float`` (promoted, then at least floating).
 - ``kernel(e, args, shape, dtype)`` writes StableHLO over operands already broadcast to the
-  result shape and converted to the compute dtype; it returns the result's SSA name.
+  result shape and converted to the compute dtype; it returns the result's SSA name. Complex
+  compute dtypes of the functions in ``_ops_complex.COMPLEX_KERNELS`` use the kernels there
+  (C99 Annex G special cases, as the standard asks).
+
+Special cases follow the standard where it departs from NumPy (``floor_divide(inf, 2) = inf``,
+``floor_divide(1, -inf) = -0``) and NumPy elsewhere; integers wrap on overflow, shift by
+``>=`` bits as NumPy, and divide by zero to 0 (``//`` and ``%``).
 """
 
 from __future__ import annotations
@@ -267,17 +274,20 @@ def _logical(opname: str) -> Any:
 
 
 def _int_pow(e: Emitter, a: list, s: tuple, d: DType) -> str:
-    """Integer power, wrapping on overflow as NumPy. XLA's kernel computes x**(y % 64); that
-    is exact for 8-bit types (odd x: x**y == x**(y % 64) modulo 2**8) and is corrected here
-    for even x (0 once y >= 64). Wider types still differ from NumPy for odd bases other than
-    +-1 with exponents >= 64 (exact binary powering over 64 bits triples the compile time).
-    A negative exponent gives 1/x**n truncated: 1 for x == 1, +-1 for x == -1, else 0
-    (NumPy raises; the standard leaves it unspecified)."""
+    """Integer power, wrapping on overflow as NumPy. XLA's kernel is exact only for exponents
+    below 64. Fixed here: even x gives 0 once y >= 64, and 8-bit odd x uses y % 64 (an odd
+    number's order modulo 2**8 divides 64). Wider types still differ from NumPy for odd bases
+    other than +-1 with exponents >= 64 (exact binary powering over 64 bits triples the
+    compile time). A negative exponent gives 1/x**n truncated: 1 for x == 1, +-1 for x == -1,
+    else 0 (NumPy raises; the standard leaves it unspecified)."""
     x, y = a
     t = _t(s, d)
     one, zero = _full(e, 1, s, d), _full(e, 0, s, d)
-    acc = e.op("stablehlo.power", [x, y], t)
     even = compare(e, "EQ", e.op("stablehlo.and", [x, one], t), zero, s, d)
+    yy = y
+    if d.bits == 8:
+        yy = select(e, even, y, e.op("stablehlo.and", [y, _full(e, 63, s, d)], t), s, d)
+    acc = e.op("stablehlo.power", [x, yy], t)
     big = _bool_op("stablehlo.and", [even, compare(e, "GE", y, _full(e, 64, s, d), s, d)], e, s)
     acc = select(e, big, zero, acc, s, d)
     if d.kind == "i":
@@ -388,11 +398,12 @@ ELEMENTWISE: dict[str, tuple[int, str, str, Any]] = {
 
 # categories accepted per row, beyond the strict ones in _dtypes (which check_category uses)
 _ACCEPT = {"float": "biufc", "real float": "biuf"}
+_MIXES_WITH_BOOL = ("numeric", "real numeric", "integer")
 _LOGICAL = ("logical_and", "logical_or", "logical_xor", "logical_not")
 
 
 def _infer(name: str) -> Any:
-    arity, category, result, _k = ELEMENTWISE[name]
+    arity = ELEMENTWISE[name][0]
 
     def infer(inputs: tuple, attrs: tuple) -> tuple:
         if arity == 1:
@@ -431,14 +442,20 @@ def _lower(name: str) -> Any:
 
 
 def dtypes_for(name: str, in_dtypes: list[DType]) -> tuple[DType, DType]:
-    """(compute dtype, result dtype) for op ``name``; TypeError for dtypes it does not take."""
-    arity, category, result, _k = ELEMENTWISE[name]
+    """(compute dtype, result dtype) for op ``name``; TypeError for dtypes it does not take.
+
+    Beyond the standard's categories, a bool operand mixes with a numeric one (promoted, as
+    NumPy: ``x * mask``); bool-only arithmetic stays a TypeError.
+    """
+    _arity, category, result, _k = ELEMENTWISE[name]
     cd = in_dtypes[0]
     for d in in_dtypes[1:]:
         cd = dt.promote(cd, d)
     accept = _ACCEPT.get(category)
     if accept is None:
         for d in in_dtypes:
+            if d.kind == "b" and cd.kind != "b" and category in _MIXES_WITH_BOOL:
+                continue
             dt.check_category(d, category, name)
     elif any(d.kind not in accept for d in in_dtypes):
         raise TypeError(f"{name}() does not accept dtype "
