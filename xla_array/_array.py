@@ -5,11 +5,20 @@ Values are computed only at the materialization points (``__array__``, ``__dlpac
 ``__bool__``/``__int__``/``__float__``/``__complex__``/``__index__``, ``repr``/``str``,
 ``tolist``, iteration, and ``xla_array.materialize``). In-place operators and ``__setitem__``
 record a new node and rebind this handle to it, so every reference to the Array sees the change.
+
+Views, as NumPy: ``v = x[key]`` with a basic key (integers, slices, ``...``, ``None``; not
+integers for every axis, which gives a copy in NumPy too) remembers ``x`` weakly, and a write
+to ``v`` (``v[k] = ...``, ``v += ...``) is written back into ``x`` (libraries rely on this, e.g.
+scikit-learn adds to the diagonal of ``covariances[k, :, :]``). Before such a write a view taken
+before a later change of ``x`` is refreshed from ``x``, so writes land as in NumPy; reading a
+view after changing ``x`` by other means still gives the values it had (a snapshot).
 """
 
 from __future__ import annotations
 
 import math
+import sys as _sys
+import weakref
 from typing import Any
 
 import numpy as np
@@ -29,11 +38,12 @@ _WEAK = (bool, int, float, complex, TracedScalar)
 class Array:
     """A lazily computed n-dimensional array (see the module docstring)."""
 
-    __slots__ = ("_node", "__weakref__")
+    __slots__ = ("_node", "_view", "__weakref__")
     __array_priority__ = 100
 
     def __init__(self, node: Node) -> None:
         self._node = node
+        self._view: tuple | None = None  # (weakref to base, key, weakref to base's node, depth)
         node.users += 1
 
     def __del__(self) -> None:
@@ -46,6 +56,32 @@ class Array:
         node.users += 1
         old, self._node = self._node, node
         old.users -= 1
+        v = self._view
+        if v is not None:  # a view: write the new value back into its base (see module doc)
+            base = v[0]()
+            if base is None:
+                self._view = None
+                return
+            base._sync()
+            base._rebind((_indexing or _load_indexing()).setitem(base, v[1], self)._node)
+            self._view = (v[0], v[1], weakref.ref(base._node), v[3])
+
+    def _sync(self) -> None:
+        """Refresh a view from its base when the base changed since (before a write)."""
+        v = self._view
+        if v is None:
+            return
+        base = v[0]()
+        if base is None:
+            self._view = None
+            return
+        base._sync()
+        if base._node is not v[2]():
+            node = (_indexing or _load_indexing()).getitem(base, v[1])._node
+            node.users += 1
+            self._node.users -= 1
+            self._node = node
+            self._view = (v[0], v[1], weakref.ref(base._node), v[3])
 
     # ---------------------------------------------------------------- metadata
     @property
@@ -187,6 +223,9 @@ class Array:
 
     # ---------------------------------------------------------------- namespace / devices
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        # called tens of thousands of times per scikit-learn fit: no import on the fast path
+        if api_version is None:
+            return _sys.modules["xla_array"]
         from ._info import namespace_for
         return namespace_for(api_version)
 
@@ -196,12 +235,17 @@ class Array:
 
     # ---------------------------------------------------------------- indexing
     def __getitem__(self, key: Any) -> Array:
-        from ._indexing import getitem
-        return getitem(self, key)
+        node = self._node
+        out = (_indexing or _load_indexing()).getitem(self, key)
+        if (len(node.shape) > 1 if type(key) is int else _is_view_key(key, len(node.shape))):
+            depth = 1 if self._view is None else self._view[3] + 1
+            if depth <= _MAX_VIEW_DEPTH:
+                out._view = (weakref.ref(self), key, weakref.ref(node), depth)
+        return out
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        from ._indexing import setitem
-        self._rebind(setitem(self, key, value)._node)
+        self._sync()
+        self._rebind((_indexing or _load_indexing()).setitem(self, key, value)._node)
 
     def __copy__(self) -> Array:
         return Array(self._node)
@@ -216,9 +260,36 @@ class Array:
         from ._creation import asarray
         a = asarray(state["data"], device=state["device"])
         object.__setattr__(self, "_node", a._node)
+        object.__setattr__(self, "_view", None)
         a._node.users += 1
 
     __hash__ = None  # type: ignore[assignment]
+
+
+_indexing: Any = None  # the _indexing module, bound on first use (it imports this module)
+
+
+def _load_indexing() -> Any:
+    global _indexing
+    from . import _indexing as m
+    _indexing = m
+    return m
+
+
+_MAX_VIEW_DEPTH = 8  # views of views of ... deeper than this are copies
+_VIEW_ITEM = (int, slice, type(Ellipsis), type(None), np.integer)
+
+
+def _is_view_key(key: Any, ndim: int) -> bool:
+    """Whether NumPy gives a view for ``x[key]``: basic items only, not an integer per axis."""
+    ks = key if type(key) is tuple else (key,)
+    ints = 0
+    for k in ks:
+        if type(k) is bool or isinstance(k, np.bool_) or not isinstance(k, _VIEW_ITEM):
+            return False
+        if k is not None and k is not Ellipsis and type(k) is not slice:
+            ints += 1
+    return ints < ndim or ints < len(ks)
 
 
 def wrap(node: Node) -> Array:

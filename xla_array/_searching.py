@@ -65,10 +65,15 @@ def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
     return _arg("min", x, axis, keepdims)
 
 
-def where(condition: Array, x1: Any, x2: Any, /) -> Array:
-    """Elements of ``x1`` where ``condition`` holds, else of ``x2`` (broadcast together)."""
+def where(condition: Array, x1: Any = None, x2: Any = None, /) -> Any:
+    """Elements of ``x1`` where ``condition`` holds, else of ``x2`` (broadcast together).
+    ``where(condition)`` alone is ``nonzero(condition)``, as NumPy's (scikit-learn calls it)."""
     if not isinstance(condition, Array):
         raise TypeError(f"where(): condition must be an array, got {type(condition).__name__}")
+    if x1 is None and x2 is None:
+        return nonzero(condition)
+    if x1 is None or x2 is None:
+        raise TypeError("where() takes a condition alone or a condition and two values")
     a, b = operand_nodes("where", x1, x2) if (isinstance(x1, Array) or isinstance(x2, Array)) \
         else operand_nodes("where", condition, x1)[1:] + operand_nodes("where", condition, x2)[1:]
     d = _dtypes.promote(a.dtype, b.dtype)
