@@ -66,7 +66,7 @@ __all__ = [
     "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     "matmul", "matrix_transpose", "tensordot", "vecdot",
     "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
-    "permute_dims", "reshape", "roll", "squeeze", "stack", "tile", "unstack", "repeat",
+    "permute_dims", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
     "broadcast_shapes",
     "argmax", "argmin", "where", "all", "any", "max", "mean", "min", "prod", "std", "sum", "var",
     *_elementwise_all, *_statistical_all, *_searching_all, *_sorting_all, *_set_all,

@@ -1,4 +1,4 @@
-"""Materialization: pending graph -> structural key -> cached or new executable -> run -> write back.
+"""Materialization: pending graph -> structural key -> cached or new executable -> run
 
 After a run, every node that was an output (the requested ones and every pending node some
 live Array still points at) becomes a buffer leaf, so later graphs start from buffers and

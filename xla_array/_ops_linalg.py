@@ -142,7 +142,6 @@ def _infer_perm(inputs: tuple, attrs: tuple) -> tuple:
 
 def _lower_perm(e: Emitter, n: Any, a: list) -> str:
     """perm = arange(m); for i < k: swap perm[i] and perm[ipiv[i] - 1] (one batch at once)."""
-    m = n.attrs[0]
     piv_shape = n.inputs[0].shape
     batch, k = piv_shape[:-1], piv_shape[-1]
     i32 = dt.int32
