@@ -350,7 +350,9 @@ def constrain_intermediate():
     assert h.is_pending and h.sharding == s  # known without computing
     out = xp.sum(h * h, axis=1)
     _close(out, np.sum((np.tanh(a) * 2) ** 2, axis=1), rtol=1e-12)
-    assert "sharding={devices=" in xp.debug.hlo(S.constrain(x + 1, s))
+    hlo = xp.debug.hlo(S.constrain(x + 1, s))
+    # jaxlib 0.10 prints the layout; 0.12 prints the partitioned per-device program
+    assert "sharding={devices=" in hlo or f"[8,{16 // n}]" in hlo, hlo[:2000]
     assert h.sharding == s and not h.is_pending
     for _d, p in S.local_shards(h):
         assert p.shape == (8, 16 // n)
