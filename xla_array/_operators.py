@@ -99,7 +99,32 @@ def install() -> None:
             return _fn(self)
         u.__name__ = f"__{stem}__"
         setattr(Array, f"__{stem}__", u)
-    Array.__array_ufunc__ = None  # type: ignore[attr-defined]  # numpy defers to our operators
+    Array.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]
+
+
+# NumPy ufunc name -> our function name, where they differ
+_UFUNC_NAMES = {"absolute": "abs", "power": "pow", "true_divide": "divide", "invert":
+                "bitwise_invert", "left_shift": "bitwise_left_shift", "right_shift":
+                "bitwise_right_shift", "arccos": "acos", "arcsin": "asin", "arctan": "atan",
+                "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "arctan2": "atan2",
+                "conjugate": "conj", "rint": "round"}
+
+
+def _array_ufunc(self: Array, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """NumPy ufuncs on xla_array arrays: a plain call of a ufunc the namespace has (``np.sign(x)``,
+    ``np_array + x``) records our function and stays lazy; anything else (``out=``, methods such
+    as ``reduce``, ufuncs we lack) computes the arrays and lets NumPy do it on host values."""
+    name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
+    fn = getattr(_elementwise, name, None)
+    if method == "__call__" and not kwargs and fn is not None and name in _elementwise.__all__:
+        args = [x if isinstance(x, Array) or not isinstance(x, np.ndarray) else
+                _as_operand(x, fn) for x in inputs]
+        return fn(*args)
+    host = [np.asarray(x) if isinstance(x, Array) else x for x in inputs]
+    if "out" in kwargs:
+        kwargs["out"] = tuple(np.asarray(o) if isinstance(o, Array) else o
+                              for o in kwargs["out"])
+    return getattr(ufunc, method)(*host, **kwargs)
 
 
 install()
