@@ -65,17 +65,23 @@ def check_spec(mesh: Any, spec: tuple, shape: tuple, what: str) -> None:
                              f"evenly into {k} pieces along mesh axes {names}")
 
 
-@functools.lru_cache(maxsize=4096)
-def spec_tiles(sizes: tuple, names: tuple, spec: tuple) -> tuple:
-    """The tile grid of ``spec`` on a mesh, in the normalized form of ``bs.tiles``."""
+def _tiling(sizes: tuple, names: tuple, spec: tuple) -> tuple[list, int, Any]:
+    """(pieces per array dim, replication factor, device ids in tile order) of ``spec``."""
     pos = {a: i for i, a in enumerate(names)}
     order = [pos[a] for d in spec for a in d]
     unused = [i for i in range(len(names)) if i not in order]
     dims = [math.prod(sizes[pos[a]] for a in d) for d in spec]
     rep = math.prod(sizes[i] for i in unused)
+    ids = np.arange(math.prod(sizes)).reshape(sizes).transpose(order + unused)
+    return dims, rep, ids
+
+
+@functools.lru_cache(maxsize=4096)
+def spec_tiles(sizes: tuple, names: tuple, spec: tuple) -> tuple:
+    """The tile grid of ``spec`` on a mesh, in the normalized form of ``bs.tiles``."""
+    dims, rep, ids = _tiling(sizes, names, spec)
     if all(d == 1 for d in dims):
         return ("replicated",)
-    ids = np.arange(math.prod(sizes)).reshape(sizes).transpose(order + unused)
     groups = np.sort(ids.reshape(-1, rep), axis=1)
     return (tuple(dims) + (rep,), tuple(int(i) for i in groups.ravel()))
 
@@ -83,14 +89,10 @@ def spec_tiles(sizes: tuple, names: tuple, spec: tuple) -> tuple:
 @functools.lru_cache(maxsize=4096)
 def spec_hlo(sizes: tuple, names: tuple, spec: tuple) -> str:
     """The HloSharding text of ``spec`` (explicit device list, logical ids = mesh order)."""
-    pos = {a: i for i, a in enumerate(names)}
-    order = [pos[a] for d in spec for a in d]
-    unused = [i for i in range(len(names)) if i not in order]
-    dims = [math.prod(sizes[pos[a]] for a in d) for d in spec]
-    rep = math.prod(sizes[i] for i in unused)
+    dims, rep, ids = _tiling(sizes, names, spec)
     if all(d == 1 for d in dims):
         return "{replicated}"
-    ids = np.arange(math.prod(sizes)).reshape(sizes).transpose(order + unused).ravel()
+    ids = ids.ravel()
     shape = dims + ([rep] if rep > 1 else [])
     tail = " last_tile_dim_replicate" if rep > 1 else ""
     return (f"{{devices=[{','.join(map(str, shape))}]{','.join(map(str, ids))}{tail}}}")
