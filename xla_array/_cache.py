@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import os
 import stat
 import threading
-from collections import OrderedDict
 from typing import Any
 
 from . import _flags
@@ -20,8 +20,15 @@ __all__ = ["ExecutableCache", "executables", "DiskCache", "disk"]
 
 
 class ExecutableCache:
+    """Executables by structural key, least recently used evicted past ``cache_size``.
+
+    A hit costs one dict lookup and one counter stamp (no reordering); eviction, rare, sorts
+    by stamp."""
+
     def __init__(self) -> None:
-        self._d: OrderedDict[Any, Any] = OrderedDict()
+        self._d: dict[Any, Any] = {}
+        self._used: dict[Any, int] = {}
+        self._tick = itertools.count()
         self._lock = threading.Lock()
         self.last_miss: Any = None  # key of the last miss, for debug.explain()
         self.prev_keys: list[Any] = []
@@ -29,31 +36,34 @@ class ExecutableCache:
     def get(self, key: Any) -> Any:
         v = self._d.get(key)  # (dict reads are atomic; no lock on the hot path)
         if v is not None:
-            try:
-                self._d.move_to_end(key)
-            except KeyError:  # evicted by another thread meanwhile
-                pass
+            self._used[key] = next(self._tick)
         return v
 
     def put(self, key: Any, value: Any) -> None:
         with self._lock:
             self._d[key] = value
-            self._d.move_to_end(key)
+            self._used[key] = next(self._tick)
             limit = max(1, int(_flags.get("cache_size")))
-            while len(self._d) > limit:
-                self._d.popitem(last=False)
+            if len(self._d) > limit:
+                by_age = sorted(self._used.items(), key=lambda kv: kv[1])
+                for k, _ in by_age[:len(self._d) - limit]:
+                    self._d.pop(k, None)
+                    self._used.pop(k, None)
 
     def note_miss(self, key: Any) -> None:
         with self._lock:
             self.last_miss = key
 
     def keys(self) -> list[Any]:
+        """Keys, least recently used first."""
         with self._lock:
-            return list(self._d)
+            return [k for k, _ in sorted(self._used.items(), key=lambda kv: kv[1])
+                    if k in self._d]
 
     def clear(self) -> None:
         with self._lock:
             self._d.clear()
+            self._used.clear()
 
     def __len__(self) -> int:
         return len(self._d)

@@ -37,13 +37,14 @@ _ALIASES = {"gpu": "cuda"}
 class Device:
     """One device, e.g. ``Device('cpu', 0)``. Hashable; equal when platform and id are equal."""
 
-    __slots__ = ("platform", "id", "_pjrt")
+    __slots__ = ("platform", "id", "_pjrt", "_hash")
     _spmd = False
 
     def __init__(self, platform: str, id: int, pjrt: Any) -> None:  # noqa: A002
         self.platform = platform
         self.id = id
         self._pjrt = pjrt
+        self._hash = hash((platform, id))  # devices key every cache lookup: hash once
 
     def __repr__(self) -> str:
         return f"Device('{self.platform}', {self.id})"
@@ -56,7 +57,7 @@ class Device:
                 and other.id == self.id)
 
     def __hash__(self) -> int:
-        return hash((self.platform, self.id))
+        return self._hash
 
     def __reduce__(self) -> Any:
         return (_parse, (str(self),))

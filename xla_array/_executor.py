@@ -11,14 +11,13 @@ import logging
 import os
 import threading
 import time
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
 from . import _backend, _flags, _metrics, _telemetry
 from ._cache import disk, executables
-from ._graph import Node, Placeholder, plan_graph, user_frame
+from ._graph import BUFFER, SCALAR, Node, Placeholder, plan_graph, user_frame
 from ._lower import lower
 
 __all__ = ["materialize_nodes", "scalar_buffer", "CompileError"]
@@ -44,8 +43,10 @@ class Compiled:
         self.lower_seconds = ls
 
 
-# runtime scalar parameters: one device buffer per (device, dtype, value bits), bounded
-_scalars: OrderedDict[Any, Any] = OrderedDict()
+# runtime scalar parameters: one device buffer per (device, dtype, value bits), bounded.
+# One dict per device (found by id(): hashing a Device or Mesh runs Python code); the entry
+# holds the device itself, so its id cannot be reused while the entry exists.
+_scalars: dict[int, tuple[Any, dict[Any, Any]]] = {}
 _SCALAR_CACHE = 4096
 
 
@@ -66,14 +67,19 @@ def scalar_buffer(n: Node) -> Any:
 
 def scalar_buffer_of(value: Any, dtype: Any, device: Any) -> Any:
     """A device buffer holding a runtime scalar parameter (cached by exact value bits)."""
-    key = (device, dtype, _value_key(value))
-    buf = _scalars.get(key)
+    entry = _scalars.get(id(device))
+    if entry is None or entry[0] is not device:
+        entry = _scalars[id(device)] = (device, {})
+    cache = entry[1]
+    key = (dtype, value.hex() if type(value) is float else _value_key(value))
+    buf = cache.get(key)
     if buf is None:
         v = np.asarray(value, dtype=dtype.np)
         buf = device._put(v, owned=True)  # a Device, or a Mesh (a replicated buffer)
-        _scalars[key] = buf
-        if len(_scalars) > _SCALAR_CACHE:
-            _scalars.popitem(last=False)
+        if len(cache) >= _SCALAR_CACHE:  # drop the oldest quarter (dicts keep order)
+            for k in list(cache)[:_SCALAR_CACHE // 4]:
+                cache.pop(k, None)
+        cache[key] = buf
     return buf
 
 
@@ -201,25 +207,30 @@ def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None)
     if _flags._values["materialize_guard"] != "allow":
         _guard(cause, where)
     with _lock:
-        uniq: dict[int, Node] = {}
+        if len(nodes) == 1:  # the hot path: bool()/float()/one array
+            n = nodes[0]
+            if n.buffer is not None or n.op is SCALAR:
+                return
+            if _telemetry.active("materialize"):
+                _telemetry.emit("materialize", {"cause": cause,
+                                                "where": f"{where[0]}:{where[1]}", "arrays": 1})
+            _run(nodes, n.device, cause, where)
+            return
+        uniq: dict[Node, None] = {}
         for n in nodes:
-            if n.buffer is None and n.op.name != "scalar":
-                uniq.setdefault(id(n), n)
+            if n.buffer is None and n.op is not SCALAR:
+                uniq[n] = None
         if not uniq:
             return
-        _metrics.materialization(cause, where)
         if _telemetry.active("materialize"):
             _telemetry.emit("materialize", {"cause": cause, "where": f"{where[0]}:{where[1]}",
                                             "arrays": len(uniq)})
-        if len(uniq) == 1:
-            (n,) = uniq.values()
-            _run([n], n.device)
-            return
         by_device: dict[Any, list[Node]] = {}
-        for n in uniq.values():
+        for n in uniq:
             by_device.setdefault(n.device, []).append(n)
         for device, roots in by_device.items():
-            _run(roots, device)
+            _run(roots, device, cause, where)
+            cause = None  # one materialization, however many devices it ran on
 
 
 def check_buffers(bufs: list[Node]) -> None:
@@ -233,9 +244,19 @@ def check_buffers(bufs: list[Node]) -> None:
                             "mark the argument static (static_argnums) or use where()")
 
 
-def _run(roots: list[Node], device: Any) -> None:
-    order, bufs, scalars, outs, key = plan(roots)
-    check_buffers(bufs)
+def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = None) -> None:
+    """Plan, find or compile, run, write back. Counts one materialization when ``cause``."""
+    order, bufs, scalars, outs, struct = plan_graph(roots)
+    if device._spmd:  # on a mesh, the parameters' layouts are part of the structure
+        key = ((device, device._layout_key(bufs)), struct)
+    else:
+        key = (device, struct)
+    args = []
+    for n in bufs:
+        b = n.buffer
+        if type(b) is Placeholder:
+            check_buffers([n])
+        args.append(b)
     compiled = executables.get(key)
     if compiled is None:
         _metrics.count("cache_misses")
@@ -245,17 +266,26 @@ def _run(roots: list[Node], device: Any) -> None:
         hit = False
     else:
         hit = True
-    args = [n.buffer for n in bufs]
     for n in scalars:
         args.append(scalar_buffer_of(n.value, n.dtype, n.device))
-    if compiled.out_specs is None:
-        compiled.out_specs = [(n.shape, n.dtype.np) for n in outs]
+    specs = compiled.out_specs
+    if specs is None:
+        specs = compiled.out_specs = tuple([(n.shape, n.dtype.np) for n in outs])
     t0 = time.perf_counter()
     try:
-        results = compiled.exe.run(args, compiled.out_specs)
+        results = compiled.exe.run(args, specs)
     except _backend.BackendError as err:
         raise CompileError(f"running the graph recorded at {_where_text(order)} failed: "
                            f"{err}") from None
-    _metrics.executed(time.perf_counter() - t0, hit)
+    t1 = time.perf_counter()
+    if hit and cause is not None:
+        _metrics.materialized_hit(cause, where, t1 - t0)
+    else:
+        if cause is not None:
+            _metrics.materialization(cause, where)
+        _metrics.executed(t1 - t0, hit)
     for n, b in zip(outs, results):
-        n.set_buffer(b)
+        n.buffer = b  # (Node.set_buffer, inlined: truncate to a buffer leaf)
+        n.inputs = ()
+        n.op = BUFFER
+        n.depth = 0

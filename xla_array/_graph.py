@@ -224,48 +224,90 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
     """One pass over the pending graph of ``roots``: (order, buffer leaves, scalar leaves,
     outputs, structural key). Outputs are the roots plus every pending node an Array still
     holds (so the run writes them back too). The key lists every item in first-visit order
-    with its inputs as positions in that order: structure only, never values."""
-    index: dict[int, int] = {}
-    order: list[Node] = []
+    with its inputs as positions in that order: structure only, never values.
+
+    This is the hot path of every materialization: nodes are dict keys by identity (no
+    ``id()`` calls) and leaves are numbered when their user is first scanned, never pushed."""
+    index: dict[Node, int] = {}
     bufs: list[Node] = []
     scalars: list[Node] = []
     parts: list[Any] = []
-    stack = list(reversed(roots))
-    pop, push = stack.pop, stack.append
-    while stack:
-        n = stack[-1]
-        if id(n) in index:
-            pop()
+    add = parts.append
+    if len(roots) == 1:  # the commonest graph: one op on leaves (x + 1.0, sum(x), x[0])
+        r = roots[0]
+        for x in r.inputs:
+            if x in index:
+                continue
+            if x.buffer is not None:
+                index[x] = len(parts)
+                add(("B", x.shape, x.dtype.name))
+                bufs.append(x)
+            elif x.op is SCALAR:
+                index[x] = len(parts)
+                add(("S", x.dtype.name))
+                scalars.append(x)
+            else:
+                break
+        else:
+            if r.buffer is None and r.op is not SCALAR:
+                n = len(parts)
+                add((r.op.name, r.attrs, r.shape, r.dtype.name,
+                     tuple([index[x] for x in r.inputs])))
+                add((n,))
+                return [r], bufs, scalars, [r], tuple(parts)
+        index.clear()
+        del bufs[:], scalars[:], parts[:]
+    order: list[Node] = []
+    for root in roots:
+        if root in index:
             continue
-        if n.buffer is not None:
-            pop()
-            index[id(n)] = len(parts)
-            parts.append(("B", n.shape, n.dtype.name))
-            bufs.append(n)
+        if root.buffer is not None or root.op is SCALAR:  # a leaf asked for as a root
+            index[root] = len(parts)
+            if root.op is SCALAR:
+                add(("S", root.dtype.name))
+                scalars.append(root)
+            else:
+                add(("B", root.shape, root.dtype.name))
+                bufs.append(root)
             continue
-        if n.op is SCALAR:
-            pop()
-            index[id(n)] = len(parts)
-            parts.append(("S", n.dtype.name))
-            scalars.append(n)
-            continue
-        ready = True
-        for x in reversed(n.inputs):
-            if id(x) not in index:
-                push(x)
-                ready = False
-        if ready:
-            pop()
-            index[id(n)] = len(parts)
-            parts.append((n.op.name, n.attrs, n.shape, n.dtype.name,
-                          tuple([index[id(x)] for x in n.inputs])))
-            order.append(n)
+        stack = [root]
+        while stack:
+            n = stack[-1]
+            if n in index:
+                stack.pop()
+                continue
+            waiting = None
+            for x in n.inputs:
+                if x in index:
+                    continue
+                if x.buffer is not None:
+                    index[x] = len(parts)
+                    add(("B", x.shape, x.dtype.name))
+                    bufs.append(x)
+                elif x.op is SCALAR:
+                    index[x] = len(parts)
+                    add(("S", x.dtype.name))
+                    scalars.append(x)
+                elif waiting is None:
+                    waiting = [x]
+                else:
+                    waiting.append(x)
+            if waiting is None:
+                stack.pop()
+                index[n] = len(parts)
+                add((n.op.name, n.attrs, n.shape, n.dtype.name,
+                     tuple([index[x] for x in n.inputs])))
+                order.append(n)
+            else:
+                waiting.reverse()
+                stack += waiting
     outs = list(roots)
-    rs = {id(r) for r in roots}
+    rs = set(roots) if len(roots) > 1 else ()
+    r0 = roots[0]
     for n in order:
-        if n.users > 0 and id(n) not in rs and n.op.nout == 1:
+        if n.users > 0 and n.op.nout == 1 and n is not r0 and n not in rs:
             outs.append(n)
-    parts.append(tuple([index[id(n)] for n in outs]))
+    add(tuple([index[n] for n in outs]))
     return order, bufs, scalars, outs, tuple(parts)
 
 

@@ -84,7 +84,11 @@ def _make(stem: str, fn: Any, reflected: bool, inplace: bool) -> None:
         self._rebind(res._node)
         return self
 
-    for name, f in ((f"__{stem}__", forward), (f"__r{stem}__", reverse if reflected else None),
+    if hasattr(fn, "dunder"):  # elementwise: the namespace function's fast path, inlined
+        fast = fn.dunder(forward)
+    else:
+        fast = forward
+    for name, f in ((f"__{stem}__", fast), (f"__r{stem}__", reverse if reflected else None),
                     (f"__i{stem}__", iop if inplace else None)):
         if f is not None:
             f.__name__ = f.__qualname__ = name
