@@ -30,13 +30,16 @@ class OpDef:
     writes StableHLO text. Defined in ``_ops``; this class lives here so leaves need no import.
     """
 
-    __slots__ = ("name", "infer", "lower", "nout", "weight")
+    __slots__ = ("name", "infer", "lower", "nout", "weight", "keep")
 
     def __init__(self, name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1) -> None:
         self.name = name
         self.infer = infer
         self.lower = lower
         self.nout = nout
+        # results always written back when computed, even with no Array on them (the ``get``
+        # results of decompositions: other pending graphs may still use them)
+        self.keep = False
         # how much this op adds to a pending graph's depth (auto-flush budget): heavy ops such
         # as matmuls and decompositions fuse with nothing and cost much compile time
         self.weight = weight
@@ -93,10 +96,10 @@ SCALAR = OpDef("scalar", None, None)
 
 class Node:
     __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "value",
-                 "depth", "users", "where", "__weakref__")
+                 "depth", "users", "where", "committed", "__weakref__")
 
     def __init__(self, op: OpDef, inputs: tuple, attrs: tuple, shape: tuple, dtype: DType,
-                 device: Any, depth: int, where: Any) -> None:
+                 device: Any, depth: int, where: Any, committed: bool = False) -> None:
         self.op = op
         self.inputs = inputs
         self.attrs = attrs
@@ -108,6 +111,9 @@ class Node:
         self.depth = depth
         self.users = 0  # number of Array handles on this node
         self.where = where  # (filename, lineno) of the user frame that recorded it
+        # placed on `device` on purpose (device=, to_device, a mesh) or computed from such an
+        # array; an uncommitted operand follows the committed ones of an op (JAX's rule)
+        self.committed = committed
 
     @property
     def pending(self) -> bool:
@@ -124,8 +130,9 @@ class Node:
         return f"<node {self.op.name} {self.dtype.name}{list(self.shape)}>"
 
 
-def buffer_leaf(buf: Any, shape: tuple, dtype: DType, device: Any) -> Node:
-    n = Node(BUFFER, (), (), shape, dtype, device, 0, None)
+def buffer_leaf(buf: Any, shape: tuple, dtype: DType, device: Any,
+                committed: bool = False) -> Node:
+    n = Node(BUFFER, (), (), shape, dtype, device, 0, None, committed)
     n.buffer = buf
     return n
 
@@ -158,18 +165,23 @@ def record(op: OpDef, inputs: tuple, attrs: tuple = (), device: Any = None) -> N
     """Validate (op.infer) and create a node. Raises at the caller's line on bad input."""
     shape, dtype = op.infer(inputs, attrs)
     depth = 0
+    committed = False
     if device is None:
         device = inputs[0].device
         for x in inputs:
             if x.device is not device and x.op is not SCALAR and x.device != device:
-                raise ValueError(f"{op.name}(): arrays are on different devices "
-                                 f"({device} and {x.device}); move one with to_device()")
+                inputs, device, depth, committed = _mixed_devices(op, inputs)
+                break
             if x.depth > depth:
                 depth = x.depth
+            if x.committed:
+                committed = True
     else:
         for x in inputs:
             if x.depth > depth:
                 depth = x.depth
+            if x.committed:
+                committed = True
     f = sys._getframe(1)  # the user frame (inlined user_frame(): this is the hot path)
     while f is not None:
         fn = f.f_code.co_filename
@@ -180,7 +192,37 @@ def record(op: OpDef, inputs: tuple, attrs: tuple = (), device: Any = None) -> N
             break
         f = f.f_back
     where = (fn, f.f_lineno) if f is not None else ("<unknown>", 0)
-    return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + op.weight, where)
+    return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + op.weight, where,
+                committed)
+
+
+def _mixed_devices(op: OpDef, inputs: tuple) -> tuple:
+    """record() of operands on different placements, JAX's rule: the committed operands (and
+    traced arguments, which cannot move) must share one placement (else ValueError); the
+    others are moved there. With none committed: the operands' common placement, or the
+    default device. Returns (inputs, placement, depth, committed)."""
+    place = None
+    committed = False
+    for x in inputs:
+        if x.op is SCALAR:
+            continue
+        if x.committed or type(x.buffer) is Placeholder:
+            if place is None:
+                place = x.device
+            elif x.device != place:
+                raise ValueError(f"{op.name}(): arrays are on different devices ({place} and "
+                                 f"{x.device}); move one with to_device()")
+            committed = committed or x.committed
+    if place is None:
+        places = [x.device for x in inputs if x.op is not SCALAR]
+        place = places[0]
+        if any(p != place for p in places):
+            from ._devices import resolve
+            place = resolve(None)
+    from ._creation import transfer
+    inputs = tuple([x if x.device is place or x.device == place else transfer(x, place)
+                    for x in inputs])
+    return inputs, place, max([x.depth for x in inputs]), committed
 
 
 def toposort(roots: list[Node]) -> tuple[list[Node], list[Node], list[Node]]:
@@ -301,12 +343,26 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
             else:
                 waiting.reverse()
                 stack += waiting
+    siblings = None
+    for n in order:  # results of a multi-result op that are alive but not reached from the
+        if n.op.nout > 1 and n.value is not None:  # roots: written back too (U, s, Vt = svd)
+            for ref in n.value:
+                g = ref()
+                if g is not None and g.buffer is None and g not in index:
+                    index[g] = len(parts)
+                    add((g.op.name, g.attrs, g.shape, g.dtype.name, (index[n],)))
+                    if siblings is None:
+                        siblings = []
+                    siblings.append(g)
     outs = list(roots)
     rs = set(roots) if len(roots) > 1 else ()
     r0 = roots[0]
     for n in order:
-        if n.users > 0 and n.op.nout == 1 and n is not r0 and n not in rs:
+        if (n.users > 0 or n.op.keep) and n.op.nout == 1 and n is not r0 and n not in rs:
             outs.append(n)
+    if siblings:
+        order += siblings
+        outs += siblings
     add(tuple([index[n] for n in outs]))
     return order, bufs, scalars, outs, tuple(parts)
 

@@ -8,6 +8,8 @@ write StableHLO: they validate arguments, then ``record`` one of these ops.
 
 from __future__ import annotations
 
+import weakref
+
 from typing import Any
 
 from . import _dtypes as dt
@@ -248,7 +250,7 @@ def _infer_get(inputs: tuple, attrs: tuple) -> tuple:
 
 
 # one result of a multi-result op; attrs: (index, shape, dtype)
-define("get", _infer_get, lambda e, n, a: f"{a[0]}#{n.attrs[0]}")
+define("get", _infer_get, lambda e, n, a: f"{a[0]}#{n.attrs[0]}").keep = True
 
 
 # ---------------------------------------------------------------- reductions
@@ -342,4 +344,8 @@ def record_multi(op: OpDef, inputs: tuple, attrs: tuple,
     ``get`` node per result; returns the ``get`` nodes (what Arrays should hold)."""
     from ._graph import record
     m = record(op, inputs, attrs)
-    return [record(OPS["get"], (m,), (i, tuple(s), d)) for i, (s, d) in enumerate(outs)]
+    gets = [record(OPS["get"], (m,), (i, tuple(s), d)) for i, (s, d) in enumerate(outs)]
+    # the op remembers its results weakly: a graph computing one of them also writes back the
+    # live siblings (U, s, Vt = svd(x); float(s[0]) must not leave U and Vt to a second svd)
+    m.value = tuple([weakref.ref(g) for g in gets])
+    return gets
