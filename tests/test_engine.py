@@ -225,3 +225,65 @@ def test_compile_options_and_dump_dir(tmp_path):
         float(xp.sum(x * 17.5 - 2.25))  # a structure no other test compiles
     files = list(tmp_path.glob("*.mlir"))
     assert files and "func.func public @main" in files[0].read_text()
+
+
+def _ptr(a):
+    return a._node.buffer.unsafe_buffer_pointer()
+
+
+def test_dropped_buffers_are_donated_only_when_nothing_else_reaches_them():
+    """``x += 1`` on a computed array writes into x's buffer (donation: no second copy), but
+    never when a NumPy view, another node or a pending graph could still read the old value."""
+    base = np.arange(4096, dtype=np.float32)
+    with xp.flags.using(donate_min_bytes=1024):
+        x = xp.asarray(base) * 1.0
+        xp.materialize(x)
+        p = _ptr(x)
+        x += 1.0
+        xp.materialize(x)
+        assert _ptr(x) == p  # updated in place
+        np.testing.assert_array_equal(np.asarray(x), base + 1)
+
+        for export in (lambda a: np.asarray(a, copy=False), np.from_dlpack):
+            y = x * 2.0  # a zero-copy NumPy view (or DLPack export) of the old value keeps it
+            xp.materialize(y)
+            view = export(y)
+            p = _ptr(y)
+            y += 1.0
+            xp.materialize(y)
+            assert _ptr(y) != p
+            np.testing.assert_array_equal(view, (base + 1) * 2)
+            np.testing.assert_array_equal(np.asarray(y), (base + 1) * 2 + 1)
+
+        a = x * 3.0  # the old value is reached by another pending graph
+        xp.materialize(a)
+        t = a + 1.0
+        u = a * 5.0
+        del a
+        xp.materialize(t)
+        np.testing.assert_array_equal(np.asarray(u), (base + 1) * 15)
+
+        b = x * 4.0  # ... through an intermediate of this graph
+        xp.materialize(b)
+        mid = b + 1.0
+        w = mid * 2.0
+        del b
+        s = xp.sum(mid)
+        assert float(s) == float(np.sum((base + 1) * 4 + 1))
+        np.testing.assert_array_equal(np.asarray(w), ((base + 1) * 4 + 1) * 2)
+
+        k = x * 1.0  # a loop rebinding the name: one compile, right values
+        xp.materialize(k)
+        for _ in range(3):
+            k = k + 1.0
+            xp.materialize(k)
+        np.testing.assert_array_equal(np.asarray(k), base + 4)
+        np.testing.assert_array_equal(np.asarray(x), base + 1)
+
+    with xp.flags.using(donate_min_bytes=-1):  # off
+        z = xp.asarray(base) * 1.0
+        xp.materialize(z)
+        p = _ptr(z)
+        z += 1.0
+        xp.materialize(z)
+        assert _ptr(z) != p

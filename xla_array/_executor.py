@@ -8,7 +8,9 @@ nothing is computed twice.
 from __future__ import annotations
 
 import logging
+import math
 import os
+import sys
 import threading
 import time
 from typing import Any
@@ -244,6 +246,47 @@ def check_buffers(bufs: list[Node]) -> None:
                             "mark the argument static (static_argnums) or use where()")
 
 
+def _donations(order: list[Node], bufs: list[Node], outs: list[Node], args: list) -> frozenset:
+    """Parameters whose buffers nothing but this graph can reach afterwards: XLA may write the
+    results into them (``x += 1`` on a big array then needs no second copy).
+
+    A buffer leaf qualifies when no Array holds it (``users == 0``), it is large enough
+    (``donate_min_bytes``), and Python's reference counts show no holder outside this graph:
+    the node is referenced only from its users' inputs, its device buffer only by the node
+    (no NumPy view, DLPack export or second node shares it), and no intermediate node of the
+    graph is referenced from outside either (a later graph would reach the buffer through it).
+    """
+    limit = _flags._values["donate_min_bytes"]
+    cands = [j for j in range(len(bufs)) if bufs[j].users == 0 and
+             0 < bufs[j].dtype.itemsize * math.prod(bufs[j].shape) >= limit]
+    if not cands:
+        return frozenset()
+    uses: dict[int, int] = {}  # id(node) -> how many inputs tuples of this graph hold it
+    for i in range(len(order)):
+        for x in order[i].inputs:
+            uses[id(x)] = uses.get(id(x), 0) + 1
+    x = None
+    getrc = sys.getrefcount
+    outset = {id(o) for o in outs}
+    # (no local name may hold a node or buffer below: each adds to the counts read)
+    rc = _RC_CALL + 1  # what getrefcount(lst[i]) reports for an object only ``lst`` holds
+    for i in range(len(order)):  # an intermediate: held by its users' inputs and ``order``
+        if id(order[i]) not in outset and getrc(order[i]) - rc > uses.get(id(order[i]), 0):
+            return frozenset()
+    return frozenset(j for j in cands  # a leaf: its users' inputs and ``bufs``; its buffer
+                     if getrc(bufs[j]) - rc == uses.get(id(bufs[j]), 0)  # only the node and
+                     and getrc(args[j]) - rc == 1)  # ``args``
+
+
+def _calibrate() -> int:
+    """How many references ``sys.getrefcount(lst[i])`` adds itself (1 up to CPython 3.13)."""
+    probe = [object()]
+    return sys.getrefcount(probe[0]) - 1
+
+
+_RC_CALL = _calibrate()
+
+
 def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = None) -> None:
     """Plan, find or compile, run, write back. Counts one materialization when ``cause``."""
     order, bufs, scalars, outs, struct = plan_graph(roots)
@@ -252,16 +295,26 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     else:
         key = (device, struct)
     args = []
+    dropped = False
     for n in bufs:
         b = n.buffer
         if type(b) is Placeholder:
             check_buffers([n])
+        elif n.users == 0 and not dropped:  # a candidate for donation if big enough
+            limit = _flags._values["donate_min_bytes"]
+            dropped = 0 <= limit <= n.dtype.itemsize * math.prod(n.shape) > 0
         args.append(b)
+    n = b = None  # (loop names would count as holders in _donations)
+    donate = frozenset()
+    if dropped:
+        donate = _donations(order, bufs, outs, args)
+        if donate:
+            key = (*key, donate)
     compiled = executables.get(key)
     if compiled is None:
         _metrics.count("cache_misses")
         executables.note_miss(key)
-        compiled = compile_graph(key, order, bufs, scalars, outs, device)
+        compiled = compile_graph(key, order, bufs, scalars, outs, device, donate)
         executables.put(key, compiled)
         hit = False
     else:

@@ -48,6 +48,9 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
     "dump_dir": (None, _opt_str, "write each compiled module (StableHLO text) here"),
     "max_compiles": (0, int, "raise once more than this many compiles happened (0: no limit)"),
     "opt_level": (None, lambda s: int(s) if s else None, "XLA backend optimization level"),
+    "donate_min_bytes": (1 << 20, int, "donate a dropped input buffer of at least this many "
+                                       "bytes to the computation that replaces it, so an in-place "
+                                       "update needs no second copy (negative: never)"),
     "cpu_devices": (1, int, "number of CPU devices (read when the client starts)"),
     "matmul_precision": ("default", lambda s: s.strip().lower() or "default",
                          "default, high or highest: XLA precision of matmul-like ops (read when "
