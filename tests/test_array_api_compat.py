@@ -226,6 +226,66 @@ def test_iteration_array_and_dlpack() -> None:
             xp.asarray(V, dtype=xp.bfloat16).__dlpack__()
 
 
+def test_numpy_asarray_gives_a_writable_array_of_its_own() -> None:
+    """np.asarray(x) is writable as for NumPy input (SciPy's sosfilt hands it to Cython as a
+    writable buffer) and never writes into x; copy=False is the zero-copy read-only view."""
+    x = _x(A)
+    a = np.asarray(x)
+    assert a.flags.writeable and np.array_equal(a, A)
+    a[0, 0] = 100.0
+    assert float(x[0, 0]) == A[0, 0] and not np.shares_memory(a, np.asarray(x))
+    v = np.asarray(x, copy=False)
+    assert not v.flags.writeable and np.array_equal(v, A)
+    assert np.asarray(x, copy=False) is not None and np.array(x).flags.writeable
+    assert np.asarray(x, dtype=np.float32).flags.writeable
+    with pytest.raises(ValueError):
+        np.asarray(x, dtype=np.float32, copy=False)
+    with pytest.raises(ValueError, match="read-only"):  # NumPy refuses to write into an Array
+        np.add(x, 1.0, out=x)
+
+
+def test_namespace_functions_take_numpy_arrays() -> None:
+    """NumPy arrays (and NumPy scalars) where an array is expected are converted as asarray
+    would (SciPy's PchipInterpolator passes some); Python lists still raise TypeError."""
+    s, b = np.sort(V), np.array([[2.0, 1.0], [1.0, 3.0]])
+    cases = [
+        lambda m: m.sum(A, axis=0),
+        lambda m: m.concat([A, m.asarray(A)]) if m is xp else np.concatenate([A, A]),
+        lambda m: m.stack([V, V]),
+        lambda m: m.where(A > 0, A, -A),
+        lambda m: m.where(xp.asarray(A > 0) if m is xp else A > 0, A, 0.0),
+        lambda m: m.sort(V),
+        lambda m: m.argsort(V),
+        lambda m: m.linalg.solve(b, V[:2, None]),
+        lambda m: m.fft.fft(V),
+        lambda m: m.diff(V, prepend=np.zeros(1)),
+        lambda m: m.diff(xp.asarray(V) if m is xp else V, append=np.ones(1)),
+        lambda m: m.searchsorted(s, V),
+        lambda m: m.exp(A),
+        lambda m: m.exp(np.float64(0.5)),
+        lambda m: m.reshape(A, (5, 4)),
+        lambda m: m.astype(A, m.float32),
+        lambda m: m.matmul(A, A.T),
+        lambda m: m.zeros_like(A),
+        lambda m: m.tril(A),
+        lambda m: m.unique_values(IV) if m is xp else np.unique(IV),
+        lambda m: m.isin(IV, np.array([1, 9])),
+        lambda m: m.take(V, np.array([0, 3])),
+        lambda m: m.clip(A, -0.5, 0.5),
+        lambda m: m.cumulative_sum(V),
+        lambda m: m.linalg.vector_norm(V),
+    ]
+    for fn in cases:
+        _same(fn(xp), fn(np))
+    c = xp.ones(5, device=xp.asarray(1.0).device)
+    _same(c + np.ones(5), np.full(5, 2.0))
+    for bad in (lambda: xp.sum([1.0, 2.0]), lambda: xp.concat([[1.0], [2.0]]),
+                lambda: xp.sort([3, 1]), lambda: xp.fft.fft([1.0, 2.0]), lambda: xp.exp(1.0),
+                lambda: xp.linalg.solve([[1.0]], [1.0]), lambda: xp.reshape((1, 2), (2,))):
+        with pytest.raises(TypeError):
+            bad()
+
+
 def test_asarray_and_default_dtypes() -> None:
     x = xp.asarray(A, device=xp.asarray(1.0).device, dtype=xp.float32, copy=True)
     assert x.dtype == xp.float32

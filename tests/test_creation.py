@@ -121,7 +121,8 @@ def test_default_dtypes_and_errors_of_constants():
     with pytest.raises(TypeError):
         xp.full(3, [1, 2, 3])
     with pytest.raises(TypeError):
-        xp.zeros_like(np.zeros(3))
+        xp.zeros_like([0.0, 0.0])
+    same(xp.ones_like(np.zeros(3, np.float32)), np.ones(3, np.float32))  # as asarray would
 
 
 def test_fill_values_are_runtime_parameters(metrics):

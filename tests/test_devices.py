@@ -91,7 +91,7 @@ def test_to_device_same_device_and_back():
 
 def test_mixing_placements_raises_at_record_time():
     mesh = S.Mesh([DEV], ("x",))  # a 1-device mesh is its own placement, distinct from DEV
-    a, b = xp.ones(3), xp.ones(3, device=mesh)
+    a, b = xp.ones(3, device=DEV), xp.ones(3, device=mesh)  # both committed
     before = xp.debug.metrics()["materializations"]
     for f in (lambda: a + b, lambda: xp.where(a > 0, a, b), lambda: xp.stack([a, b]),
               lambda: xp.matmul(a, b)):
@@ -101,6 +101,150 @@ def test_mixing_placements_raises_at_record_time():
         a[0] = b[1]
     assert xp.debug.metrics()["materializations"] == before  # nothing was computed
     assert np.asarray(a + 1.0).tolist() == [2.0, 2.0, 2.0]  # scalars follow the array
+
+
+def test_committed_and_uncommitted_arrays():
+    """JAX's rule: made without device= -> uncommitted; device=, to_device or a mesh ->
+    committed; an op's result is committed when an operand is."""
+    def committed(x):
+        return x._node.committed
+    for name, make in CREATORS.items():
+        assert not committed(make(None)), name
+        for d in (DEV, "cpu:0", S.SingleDeviceSharding(DEV), S.Mesh([DEV], ("x",))):
+            assert committed(make(d)), (name, d)
+    u = xp.asarray(np.arange(4.0))
+    assert not committed(u) and not committed(xp.asarray(3.0))
+    assert not committed(xp.from_dlpack(np.ones(2)))
+    c = u.to_device(DEV)
+    assert c is u and committed(u)  # already there: the same array, now committed
+    u2 = xp.zeros(4)
+    assert not committed(u2 + 1.0) and not committed(xp.sum(u2 * u2))
+    c2 = xp.ones(4, device=DEV)
+    assert committed(u2 + c2) and committed(c2 * 2.0) and committed(xp.stack([u2, c2]))
+    assert committed(xp.zeros_like(c2)) and not committed(xp.zeros_like(u2))
+    assert committed(xp.zeros_like(u2, device=DEV))
+    assert committed(xp.asarray(u2, device=DEV)) and not committed(xp.asarray(xp.zeros(2)))
+    # the library's own helpers (device=x.device inside) do not commit their results
+    for f in (lambda x: xp.unique_values(x), lambda x: xp.tril(xp.reshape(x, (2, 2))),
+              lambda x: xp.linalg.eigvalsh(xp.reshape(x, (2, 2))),
+              lambda x: xp.diff(x, prepend=0.0), lambda x: xp.linspace(0.0, 1.0, 4) + x,
+              lambda x: x[1:3], lambda x: xp.sort(x)):
+        assert not committed(f(xp.asarray(np.array([3.0, 1.0, 1.0, 3.0])))), f
+        assert committed(f(xp.asarray(np.array([3.0, 1.0, 1.0, 3.0]), device=DEV))), f
+    # pickling keeps the flag
+    assert committed(pickle.loads(pickle.dumps(c2)))
+    assert not committed(pickle.loads(pickle.dumps(xp.zeros(2))))
+    # jit: results are committed when an argument is
+    f = xp.jit(lambda x: x * 2.0)
+    assert not committed(f(xp.ones(2))) and committed(f(xp.ones(2, device=DEV)))
+
+
+def test_uncommitted_operands_follow_a_mesh():
+    mesh = S.Mesh([DEV], ("x",))
+    b = xp.asarray(np.arange(3.0), device=S.NamedSharding(mesh, ("x",)))
+    for u in (xp.ones(3), xp.asarray(np.ones(3)), xp.arange(3.0) * 0.0 + 1.0):
+        r = u + b
+        assert r.device == mesh and r._node.committed
+        np.testing.assert_array_equal(np.asarray(r), np.arange(3.0) + 1)
+    z = xp.zeros(3)
+    z[1:] = b[:2]  # an uncommitted array takes the committed value's placement
+    assert z.device == mesh
+    np.testing.assert_array_equal(np.asarray(z), [0.0, 0.0, 1.0])
+
+
+_TWO_DEVICES = r"""
+import os
+os.environ["SCIPY_ARRAY_API"] = "1"
+import numpy as np
+import xla_array as xp
+
+d1 = xp.__array_namespace_info__().devices()[1]
+a = np.arange(6.0).reshape(2, 3)
+c1 = xp.asarray(a, device="cpu:1")                        # committed to cpu:1
+c0 = xp.asarray(a, device="cpu:0")                        # committed to cpu:0
+
+
+def check(x, want, device=d1):
+    assert x.device == device, (x.device, device)
+    np.testing.assert_allclose(np.asarray(x), want, rtol=1e-12, atol=1e-12)
+
+
+# uncommitted operands (made without device=, on cpu:0) move to the committed operand's device
+check(c1 + xp.ones(3), a + 1)
+check(xp.zeros((2, 3)) - c1, -a)
+check(c1 * xp.asarray(np.array([1.0, 2.0, 3.0])), a * [1, 2, 3])
+check(xp.where(c1 > 2, xp.reshape(xp.arange(6.0), (2, 3)) * 0.5, c1), np.where(a > 2, a * 0.5, a))
+check(xp.concat([xp.ones((1, 3)), c1]), np.concatenate([np.ones((1, 3)), a]))
+check(xp.stack([c1, xp.full((2, 3), 7.0)]), np.stack([a, np.full((2, 3), 7.0)]))
+check(xp.matmul(xp.eye(2), c1), a)
+check(xp.linalg.solve(xp.asarray(np.diag([2.0, 4.0])), c1), a / [[2.0], [4.0]])
+check(c1 + np.ones(3), a + 1)                             # NumPy operands follow as well
+check(xp.asarray(2.0) ** c1, 2.0 ** a)
+big = xp.ones(3)
+for _ in range(300):                                      # a long pending graph: computed,
+    big = big + 1.0                                       # then copied over
+check(c1 + big, a + 301)
+assert (c1 + xp.ones(3))._node.committed
+# writes: an uncommitted value follows the array; an uncommitted array takes the value's device
+w = xp.ones((2, 3), device="cpu:1")
+w[0] = xp.asarray(np.array([5.0, 6.0, 7.0]))
+check(w, [[5, 6, 7], [1, 1, 1]])
+out = xp.zeros(3)
+out[1:] = c1[0, :2]
+check(out, [0.0, 0.0, 1.0])
+# uncommitted arrays on two devices meet on the default device
+with xp.using_device("cpu:1"):
+    u1 = xp.ones(3)
+assert u1.device == d1 and not u1._node.committed
+check(u1 + xp.ones(3), np.full(3, 2.0), device=xp.__array_namespace_info__().default_device())
+# a jitted function: constants made inside follow the (committed) traced argument
+jf = xp.jit(lambda x: x + xp.zeros(3) + xp.asarray(np.ones(3)))
+check(jf(c1), a + 1)
+assert jf(c1)._node.committed and not jf(xp.ones((2, 3)))._node.committed
+# decompositions computed on the default device, one of their results moved
+U, sv, Vt = xp.linalg.svd(xp.asarray(np.diag([3.0, 2.0, 1.0])))
+check(sv + c1, a + [3.0, 2.0, 1.0])
+check(U, np.eye(3), device=xp.__array_namespace_info__().default_device())
+# two committed arrays on different devices still raise
+for f in (lambda: c0 + c1, lambda: xp.stack([c0, c1]), lambda: xp.concat([c1, c0]),
+          lambda: xp.where(c0 > 0, c0, c1), lambda: c0 @ c1.mT):
+    try:
+        f()
+    except ValueError as e:
+        assert "different devices" in str(e), e
+    else:
+        raise AssertionError("mixing committed arrays of two devices did not raise")
+try:
+    c0[0] = c1[1]
+except ValueError:
+    pass
+else:
+    raise AssertionError("__setitem__ across committed devices did not raise")
+
+# SciPy creates helper arrays without device=: results stay on the input's device
+from scipy import special, stats
+rng = np.random.default_rng(0)
+h = rng.standard_normal((6, 5))
+x1 = xp.asarray(h, device="cpu:1")
+check(special.logsumexp(x1, axis=1), special.logsumexp(h, axis=1))
+check(stats.zscore(x1), stats.zscore(h))
+check(stats.ttest_1samp(x1, 0.0).statistic, stats.ttest_1samp(h, 0.0).statistic)
+check(stats.pearsonr(x1[0], x1[1]).statistic, stats.pearsonr(h[0], h[1]).statistic)
+check(stats.rankdata(x1), stats.rankdata(h))
+print("OK")
+"""
+
+
+def test_uncommitted_arrays_follow_committed_ones_across_devices():
+    """Several devices (a subprocess with XLA_ARRAY_CPU_DEVICES=2): helper arrays made
+    without device= (as SciPy and scikit-learn make them) follow the committed input."""
+    pytest.importorskip("scipy")
+    import os
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XLA_ARRAY")}
+    env.update(XLA_ARRAY_CPU_DEVICES="2", XLA_ARRAY_CACHE_DIR="off")
+    out = subprocess.run([sys.executable, "-c", _TWO_DEVICES], capture_output=True,
+                         text=True, env=env, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip().endswith("OK"), out.stdout + out.stderr
 
 
 def test_using_device_context_manager():

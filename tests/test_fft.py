@@ -172,6 +172,7 @@ def test_errors():
     with pytest.raises(TypeError):
         F.fftfreq(4, dtype=xp.int32)
     with pytest.raises(TypeError):
-        F.fft(np.ones(4))
+        F.fft([1.0, 2.0, 3.0, 4.0])  # a list is no array (a NumPy array is converted)
+    np.testing.assert_allclose(np.asarray(F.fft(np.ones(4))), np.fft.fft(np.ones(4)))
     for name in F.__all__:
         assert callable(getattr(F, name))

@@ -439,3 +439,60 @@ def test_complex_value_into_real_array_raises_type_error(key):
         x[key] = 1j
     with pytest.raises(TypeError, match="complex"):
         x[key] = xp.asarray(1j)
+
+
+# ---------------------------------------------------------------- fast path of simple keys
+
+def _structure(x):
+    from xla_array._graph import structure_key, toposort
+    order, bufs, scalars = toposort([x._node])
+    return structure_key(order, bufs, scalars, [x._node]), [s.value for s in scalars]
+
+
+def _general(k):
+    """The same key spelled so that getitem takes its general path (NumPy integers)."""
+    if type(k) is int:
+        return np.int64(k)
+    if type(k) is tuple:
+        return tuple(_general(i) for i in k)
+    return k
+
+
+SIMPLE_KEYS = [0, 1, -1, -3, 2, slice(None), slice(1, 3), slice(-2, None), slice(None, -1),
+               slice(3, 1), slice(-10, 10), slice(0, 0), slice(None, None, 1),
+               (0, 1), (-1, -1), (1,), (slice(None), 1), (0, slice(1, 3)), (slice(2, 9), -2),
+               (), (0, 0, 0), (slice(None), slice(None), 2), (2, slice(None))]
+
+
+@pytest.mark.parametrize("shape", [(1,), (5,), (3, 4), (1, 4), (2, 1, 3), (0, 3)])
+def test_simple_keys_fast_path_matches_general_path_and_numpy(shape):
+    """Ints and step-1 slices (x[0], x[i, j], x[1:3], x[:, 1]) take a shortcut that records
+    the very nodes of the general path (same structure, same start parameters)."""
+    a = base(shape)
+    x = xp.asarray(a)
+    for key in SIMPLE_KEYS:
+        try:
+            want = a[key]
+        except IndexError:
+            with pytest.raises(IndexError):
+                x[key]
+            continue
+        got = x[key]
+        assert _structure(got) == _structure(x[_general(key)]), key
+        check_equal(got, np.asarray(want))
+
+
+def test_simple_keys_views_and_laziness():
+    a = base((3, 4))
+    x = lazy(a)
+    before = materializations()
+    r, c, s = x[1], x[:, 2], x[0:2]
+    assert materializations() == before and r.is_pending
+    r[0] = -1.0  # views write through, as NumPy
+    c[1] = -2.0
+    s[0, 1:3] = 9.0
+    a[1, 0], a[1, 2], a[0, 1:3] = -1.0, -2.0, 9.0
+    check_equal(x, a)
+    check_equal(x[0:2], a[0:2])
+    rows = list(xp.asarray(a))
+    assert len(rows) == 3 and all(np.array_equal(np.asarray(r), a[i]) for i, r in enumerate(rows))

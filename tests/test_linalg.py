@@ -365,4 +365,5 @@ def test_errors():
     with pytest.raises(ValueError):
         LA.outer(sq, sq)
     with pytest.raises(TypeError):
-        LA.det(np.eye(2))
+        LA.det([[1.0, 0.0], [0.0, 1.0]])  # a list is no array (a NumPy array is converted)
+    assert float(LA.det(np.eye(2))) == 1.0

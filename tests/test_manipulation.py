@@ -53,7 +53,8 @@ def test_reshape_errors():
     with pytest.raises(ValueError):
         xp.reshape(x, (-2, 3))
     with pytest.raises(TypeError):
-        xp.reshape(np.ones(3), (3,))
+        xp.reshape([1.0, 2.0, 3.0], (3,))  # a list is no array (a NumPy array is converted)
+    same(xp.reshape(np.ones(3), (3, 1)), np.ones((3, 1)))
 
 
 @settings(max_examples=20)

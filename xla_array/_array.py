@@ -29,7 +29,7 @@ from ._dtypes import DType
 from ._executor import check_buffers, materialize_nodes
 from ._graph import Node, Placeholder, TracedScalar, buffer_leaf, scalar_leaf
 
-__all__ = ["Array", "wrap", "as_node", "operand_nodes"]
+__all__ = ["Array", "wrap", "as_array", "as_node", "operand_nodes"]
 
 _PYSCALAR = (bool, int, float, complex)
 _WEAK = (bool, int, float, complex, TracedScalar)
@@ -151,10 +151,17 @@ class Array:
         return _backend.to_numpy(buf)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """The value as a NumPy array of its own, writable as NumPy's ``asarray`` gives for
+        NumPy input: libraries write into ``np.asarray(x)`` (SciPy's ``signal.sosfilt`` hands
+        it to Cython as a writable buffer). ``copy=False`` (``np.asarray(x, copy=False)``)
+        gives the zero-copy read-only view of a CPU buffer instead."""
         a = self._host("__array__")
         if dtype is not None and np.dtype(dtype) != a.dtype:
+            if copy is False:
+                raise ValueError(f"__array__(copy=False): converting {a.dtype} to "
+                                 f"{np.dtype(dtype)} needs a copy")
             return a.astype(dtype)
-        return np.array(a) if copy else a
+        return a if copy is False else a.copy()
 
     def _scalar(self, cause: str) -> Any:
         n = self._node
@@ -262,11 +269,13 @@ class Array:
         return Array(self._node)
 
     def __getstate__(self) -> Any:
-        return {"data": np.array(self), "device": str(self.device)}
+        return {"data": np.array(self), "device": str(self.device),
+                "committed": self._node.committed}
 
     def __setstate__(self, state: Any) -> None:
         from ._creation import asarray
         a = asarray(state["data"], device=state["device"])
+        a._node.committed = state.get("committed", False)
         object.__setattr__(self, "_node", a._node)
         object.__setattr__(self, "_view", None)
         a._node.users += 1
@@ -315,6 +324,19 @@ def host_leaf(x: np.ndarray, device: Any, dtype: DType | None = None) -> Node:
     dev = target(device)  # a Device, or a Mesh / NamedSharding (each device gets its piece)
     _metrics.count("bytes_to_device", x.nbytes)
     return buffer_leaf(dev._put(x), x.shape, d, dev._place)
+
+
+def as_array(x: Any, fname: str) -> Array:
+    """An array argument of a namespace function: an Array as it is; a NumPy array or NumPy
+    scalar converted as ``asarray`` would (uncommitted: it follows the device of the other
+    operands); anything else (lists, Python scalars...) raises TypeError, as the standard
+    wants arrays there. ``fname`` names the function in the message."""
+    if isinstance(x, Array):
+        return x
+    if isinstance(x, (np.ndarray, np.generic)):
+        from ._creation import asarray
+        return asarray(x)
+    raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
 
 
 def as_node(x: Any, like: Node | None, fname: str) -> Node:

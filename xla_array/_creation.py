@@ -9,15 +9,17 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import sys
 from typing import Any
 
 import numpy as np
 
-from . import _backend, _dtypes
-from ._array import Array, host_leaf, wrap
+from . import _backend, _dtypes, _metrics
+from ._array import Array, as_array, host_leaf, wrap
 from ._devices import Device, resolve, target
 from ._dtypes import DType
-from ._graph import buffer_leaf, record, scalar_leaf
+from ._graph import _PKG_DIR, SCALAR, Node, Placeholder, _internal, buffer_leaf, record, \
+    scalar_leaf, toposort
 from ._ops import OPS
 
 __all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
@@ -43,6 +45,20 @@ def _dtype(dtype: Any) -> DType | None:
     return None if dtype is None else _dtypes.as_dtype(dtype)
 
 
+def _commit(out: Array, device: Any) -> Array:
+    """``out``, committed (JAX's rule) when the creation function calling this was given
+    ``device=`` by code outside xla_array. The package's own helpers build on ``x.device``
+    without committing: their results follow ``x``."""
+    if device is not None:
+        fn = sys._getframe(2).f_code.co_filename
+        inside = _internal.get(fn)
+        if inside is None:
+            inside = _internal[fn] = fn.startswith(_PKG_DIR)
+        if not inside:
+            out._node.committed = True
+    return out
+
+
 def _check_int_range(obj: Any) -> None:
     if isinstance(obj, int) and not isinstance(obj, bool) and not -2**63 <= obj < 2**64:
         raise OverflowError(f"Python integer {obj} does not fit any integer dtype")
@@ -55,6 +71,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
     ``copy=False`` raises ValueError whenever a copy would be needed (always, for host data).
     Arrays are immutable values here (``__setitem__`` rebinds one handle), so ``copy=True`` on
     an Array returns a new handle without copying memory; the result is independent anyway.
+    Without ``device=``, host data lands uncommitted on the default device (it follows the
+    committed operands of an operation); an Array keeps its placement.
     """
     d = _dtype(dtype)
     if isinstance(obj, Array):
@@ -68,7 +86,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
                 raise ValueError("asarray(copy=False) cannot change the dtype without a copy")
             from ._data_types import astype
             out = astype(out, d)
-        return Array(out._node) if out is obj and copy else out
+        return _commit(Array(out._node) if out is obj and copy else out, device)
     if copy is False:
         raise ValueError("asarray(copy=False): host data must be copied to the device")
     if isinstance(obj, _SCALARS):
@@ -91,7 +109,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
             if a.dtype.kind in "US":
                 raise TypeError("asarray(): strings are not supported")
             d = _dtypes.from_numpy(a.dtype)
-    return Array(host_leaf(a, device, d))
+    return _commit(Array(host_leaf(a, device, d)), device)
 
 
 def _check_nested(obj: Any) -> None:
@@ -105,13 +123,18 @@ def _check_nested(obj: Any) -> None:
 
 
 def _placed(fn: Any) -> Any:
-    """Given a layout (a NamedSharding) as ``device``, build on its mesh, then pin the layout."""
+    """Given a layout (a NamedSharding) as ``device``, build on its mesh, then pin the layout.
+    The result is committed when the caller gives ``device=`` (see ``_commit``)."""
     @functools.wraps(fn)
     def placed(*args: Any, device: Any = None, **kwargs: Any) -> Array:
-        if device is None or type(device) is Device or type(device) is str:
+        if device is None:
             return fn(*args, device=device, **kwargs)
-        t = target(device)
-        return t._constrain(fn(*args, device=t._place, **kwargs))
+        if type(device) is Device or type(device) is str:
+            out = fn(*args, device=device, **kwargs)
+        else:
+            t = target(device)
+            out = t._constrain(fn(*args, device=t._place, **kwargs))
+        return _commit(out, device)
     return placed
 
 
@@ -138,44 +161,55 @@ def full(shape: Any, fill_value: bool | complex, *, dtype: Any = None,
 
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     d = _dtype(dtype) or _dtypes.default_float
-    return full(shape, False if d is _dtypes.bool else 0, dtype=d, device=device)
+    out = full(shape, False if d is _dtypes.bool else 0, dtype=d, device=device)
+    return _commit(out, device)
 
 
 def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     d = _dtype(dtype) or _dtypes.default_float
-    return full(shape, True if d is _dtypes.bool else 1, dtype=d, device=device)
+    out = full(shape, True if d is _dtypes.bool else 1, dtype=d, device=device)
+    return _commit(out, device)
 
 
 def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     """Like ``zeros`` (XLA has no uninitialised buffers worth exposing)."""
-    return zeros(shape, dtype=dtype, device=device)
+    return _commit(zeros(shape, dtype=dtype, device=device), device)
 
 
 def _like(x: Array, dtype: Any, device: Any) -> tuple[DType, Any]:
-    if not isinstance(x, Array):
-        raise TypeError(f"expected an array, got {type(x).__name__}")
     return (_dtype(dtype) or x.dtype), (device if device is not None else x.device)
 
 
+def _like_committed(out: Array, x: Array) -> Array:
+    """A ``*_like`` result without ``device=``: on ``x``'s placement, committed as ``x`` is."""
+    if x._node.committed:
+        out._node.committed = True
+    return out
+
+
 def zeros_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    x = as_array(x, "zeros_like")
     d, dev = _like(x, dtype, device)
-    return zeros(x.shape, dtype=d, device=dev)
+    return _commit(_like_committed(zeros(x.shape, dtype=d, device=dev), x), device)
 
 
 def ones_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    x = as_array(x, "ones_like")
     d, dev = _like(x, dtype, device)
-    return ones(x.shape, dtype=d, device=dev)
+    return _commit(_like_committed(ones(x.shape, dtype=d, device=dev), x), device)
 
 
 def empty_like(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
+    x = as_array(x, "empty_like")
     d, dev = _like(x, dtype, device)
-    return empty(x.shape, dtype=d, device=dev)
+    return _commit(_like_committed(empty(x.shape, dtype=d, device=dev), x), device)
 
 
 def full_like(x: Array, /, fill_value: bool | complex, *, dtype: Any = None,
               device: Any = None) -> Array:
+    x = as_array(x, "full_like")
     d, dev = _like(x, dtype, device)
-    return full(x.shape, fill_value, dtype=d, device=dev)
+    return _commit(_like_committed(full(x.shape, fill_value, dtype=d, device=dev), x), device)
 
 
 def _iota(n: int, d: DType, dev: Any, shape: tuple | None = None, dim: int = 0) -> Array:
@@ -256,7 +290,8 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
 
 
 def _tri(x: Array, k: int, lower: bool) -> Array:
-    if not isinstance(x, Array) or x.ndim < 2:
+    x = as_array(x, "tril" if lower else "triu")
+    if x.ndim < 2:
         raise ValueError("tril()/triu() need an array of at least 2 dimensions")
     shape = x.shape[-2:]
     r = _iota(0, _dtypes.int64, x.device, shape, 0)
@@ -280,8 +315,9 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
         raise ValueError("meshgrid(): indexing must be 'xy' or 'ij'")
     if not arrays:
         return ()
+    arrays = tuple(as_array(a, "meshgrid") for a in arrays)
     for a in arrays:
-        if not isinstance(a, Array) or a.ndim != 1:
+        if a.ndim != 1:
             raise ValueError("meshgrid() takes 1-D arrays")
     dts = {a.dtype for a in arrays}
     if len(dts) > 1:
@@ -305,7 +341,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     """Import a DLPack-capable object. Data always lands in an XLA buffer, so ``copy=False``
     works only for xla_array arrays (which are returned as they are)."""
     if isinstance(x, Array):
-        return asarray(x, device=device, copy=copy)
+        return _commit(asarray(x, device=device, copy=copy), device)
     if copy is False:
         raise ValueError("from_dlpack(copy=False): importing into XLA copies the data")
     if not hasattr(x, "__dlpack__"):
@@ -315,24 +351,65 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         a = np.from_dlpack(x)
     except (BufferError, RuntimeError, TypeError) as err:
         raise BufferError(f"from_dlpack(): {err}") from None
-    return Array(host_leaf(a, device))
+    return _commit(Array(host_leaf(a, device)), device)
 
 
 def to_device(x: Array, device: Any, /, *, stream: Any = None) -> Array:
-    """The same values on ``device``: a Device, a Mesh or a NamedSharding.
+    """The same values on ``device``: a Device, a Mesh or a NamedSharding; committed there.
 
     Within one mesh a NamedSharding reshards lazily (a constraint recorded in the graph);
     otherwise ``x`` is computed if pending and copied (between a mesh and anything else,
-    through the host)."""
+    through the host). Already there, ``x`` itself is returned, now committed."""
     if stream is not None:
         raise ValueError("to_device(): streams are not supported")
     t = target(device)
     dev = t._place
     if dev == x.device:
-        return t._constrain(x)
+        out = t._constrain(x)
+        out._node.committed = True
+        return out
+    return Array(_copy_to(x, t, dev, True))
+
+
+def _copy_to(x: Array, t: Any, dev: Any, committed: bool) -> Node:
+    """A buffer leaf with ``x``'s value (computed if pending) on target ``t``, placement
+    ``dev``: device to device within one client, else through the host."""
     if type(dev) is Device and type(x.device) is Device:
         buf = x._buffer("to_device")
         nb = _backend.copy_to_device(buf, dev._pjrt)
-        return Array(buffer_leaf(nb, x.shape, x.dtype, dev))
+        return buffer_leaf(nb, x.shape, x.dtype, dev, committed)
     host = x._host("to_device")
-    return Array(buffer_leaf(t._put(host), x.shape, x.dtype, dev))
+    return buffer_leaf(t._put(host), x.shape, x.dtype, dev, committed)
+
+
+_CLONE_LIMIT = 256  # pending ops of an uncommitted operand re-recorded on the new device
+
+
+def transfer(node: Node, place: Any) -> Node:
+    """An uncommitted operand's value on ``place`` (where the committed operands of an op
+    are; called by ``_graph.record``), as an uncommitted node.
+
+    A scalar parameter is re-made there. A pending operand computed from scalars and buffers
+    through at most ``_CLONE_LIMIT`` ops (``zeros(n)``, ``arange(n) * 0.5``...) is recorded
+    again on ``place`` (only its buffers are copied: nothing is computed on the old device);
+    a larger one is computed where it is, and its result copied. A traced argument of
+    ``xla_array.jit`` cannot move: ValueError."""
+    if node.op is SCALAR:
+        return scalar_leaf(node.value, node.dtype, place)
+    if type(node.buffer) is Placeholder:
+        raise ValueError(f"arrays are on different devices ({node.device} and {place}): a "
+                         f"traced argument cannot be moved; move it with to_device() first")
+    _metrics.count("device_transfers")
+    if node.buffer is None and type(place) is Device and type(node.device) is Device:
+        order, bufs, scalars = toposort([node])
+        if len(order) <= _CLONE_LIMIT:
+            new: dict[int, Node] = {}
+            for n in bufs:
+                new[id(n)] = transfer(n, place)
+            for n in scalars:
+                new[id(n)] = scalar_leaf(n.value, n.dtype, place)
+            for n in order:
+                new[id(n)] = Node(n.op, tuple([new[id(i)] for i in n.inputs]), n.attrs,
+                                  n.shape, n.dtype, place, n.depth, n.where)
+            return new[id(node)]
+    return _copy_to(Array(node), target(place), place, False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _dtypes
-from ._array import Array, wrap
+from ._array import Array, as_array, wrap
 from ._dtypes import can_cast, finfo, iinfo, isdtype, result_type
 from ._graph import record
 from ._ops import OPS
@@ -21,8 +21,7 @@ def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) ->
     are zero. Float NaN/inf to integers follows XLA's conversion (saturating). Arrays are
     immutable values here, so ``copy=True`` returns a new handle without copying memory.
     """
-    if not isinstance(x, Array):
-        raise TypeError(f"astype() expects an array, got {type(x).__name__}")
+    x = as_array(x, "astype")
     d = _dtypes.as_dtype(dtype)
     if d is x.dtype:
         out = x

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._array import Array, as_node, operand_nodes, wrap
+from ._array import Array, as_array, as_node, operand_nodes, wrap
 from ._graph import record
 from ._ops import OPS
 from ._ops_elementwise import ELEMENTWISE, dtypes_for
@@ -40,8 +40,8 @@ def _make(name: str, arity: int) -> Any:
         same_on = _IDENTITY.get(name, "")
 
         def f1(x: Array, /) -> Array:
-            if not isinstance(x, Array):
-                raise TypeError(f"{name}() expects an array, got {type(x).__name__}")
+            if type(x) is not Array:
+                x = as_array(x, name)
             if x.dtype.kind in same_on:
                 return Array(x._node)
             return apply(name, x)
@@ -97,8 +97,7 @@ for _name, (_arity, *_rest) in ELEMENTWISE.items():
 
 def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002
     """Clamp ``x`` to [min, max]; bounds may be scalars or arrays (broadcast to ``x``)."""
-    if not isinstance(x, Array):
-        raise TypeError(f"clip() expects an array, got {type(x).__name__}")
+    x = as_array(x, "clip")
     if x.dtype.kind not in "iuf":
         raise TypeError(f"clip() needs a real numeric array, got {x.dtype.name}")
     from ._manipulation import broadcast_to

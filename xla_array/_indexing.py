@@ -18,7 +18,7 @@ import numpy as np
 from . import _dtypes
 from . import _ops_index  # noqa: F401  (registers dynamic_slice / dynamic_update_slice)
 from ._array import Array, as_node, wrap
-from ._graph import record, scalar_leaf
+from ._graph import Node, record, scalar_leaf
 from ._ops import OPS
 
 __all__ = ["getitem", "setitem", "parse_basic"]
@@ -103,6 +103,23 @@ def _check(x: Any) -> None:
 
 
 def getitem(x: Array, key: Any) -> Array:
+    t = type(key)
+    if t is int:  # x[i] (iteration, loops): _getitem_simple's nodes, made the shortest way
+        node = x._node
+        shape = node.shape
+        if shape and -shape[0] <= key < shape[0] and type(x) is Array:
+            n = shape[0]
+            rest = shape[1:]
+            if n == 1:
+                return wrap(record(_RESHAPE, (node,), (rest,)))
+            start = scalar_leaf(key + n if key < 0 else key, _I64, node.device)
+            ds = record(_DYNAMIC_SLICE, (node, start), ((1, *rest), (0,)))
+            return wrap(Node(_RESHAPE, (ds,), (rest,), rest, ds.dtype, ds.device,
+                             ds.depth + _RESHAPE.weight, ds.where, ds.committed))
+    if t is int or t is slice or t is tuple:
+        out = _getitem_simple(x, key if t is tuple else (key,))
+        if out is not None:
+            return out
     _check(x)
     ks = key if isinstance(key, tuple) else (key,)
     if any(_is_array_key(k) for k in ks):
@@ -126,6 +143,60 @@ def getitem(x: Array, key: Any) -> Array:
     if node.shape != b.out_shape:
         node = record(OPS["reshape"], (node,), (b.out_shape,))
     return wrap(node) if node is not x._node else Array(node)
+
+
+def _getitem_simple(x: Array, ks: tuple) -> Array | None:
+    """``getitem`` of the commonest keys, Python ints and slices of step 1 (``x[0]``,
+    ``x[i, j]``, ``x[1:3]``, ``x[:, 1]``), without building a ``Basic``: the same nodes as the
+    general path. None for anything else (and for out-of-range integers: the general path
+    raises)."""
+    node = x._node
+    shape = node.shape
+    nd = len(ks)
+    if nd > len(shape) or type(x) is not Array:
+        return None
+    spans: list = []
+    out: list = []
+    dyn: list = []
+    starts: list = []
+    for d in range(nd):
+        k = ks[d]
+        n = shape[d]
+        if type(k) is int:
+            if not -n <= k < n:
+                return None
+            spans.append(1)
+            if n != 1:
+                dyn.append(d)
+                starts.append(k + n if k < 0 else k)
+        elif type(k) is slice and (k.step is None or type(k.step) is int and k.step == 1):
+            start, stop, _ = k.indices(n)
+            m = stop - start if stop > start else 0
+            spans.append(m)
+            out.append(m)
+            if m != n:
+                dyn.append(d)
+                starts.append(start if m else 0)
+        else:
+            return None
+    rest = shape[nd:]
+    if dyn:
+        dev = node.device
+        node = record(_DYNAMIC_SLICE, (node, *[scalar_leaf(i, _I64, dev) for i in starts]),
+                      ((*spans, *rest), tuple(dyn)))
+    out_shape = (*out, *rest)
+    if node.shape != out_shape:
+        if dyn:  # what record() makes of it, known: one input just recorded at this line
+            node = Node(_RESHAPE, (node,), (out_shape,), out_shape, node.dtype, node.device,
+                        node.depth + _RESHAPE.weight, node.where, node.committed)
+        else:
+            node = record(_RESHAPE, (node,), (out_shape,))
+    return wrap(node) if node is not x._node else Array(node)
+
+
+_DYNAMIC_SLICE = OPS["dynamic_slice"]
+_RESHAPE = OPS["reshape"]
+_I64 = _dtypes.int64
 
 
 def _spans(b: Basic) -> tuple:
@@ -153,7 +224,12 @@ def value_node(x: Array, value: Any, fname: str = "__setitem__") -> Any:
                             f"{x.dtype.name} array")
         v = record(OPS["convert"], (v,), (x.dtype,))
     if v.device != x.device and v.op.name != "scalar":
-        raise ValueError(f"__setitem__: value is on {v.device}, array on {x.device}")
+        if not v.committed:  # an uncommitted value follows the array (JAX's rule)
+            from ._creation import transfer
+            v = transfer(v, x.device)
+        elif x._node.committed:
+            raise ValueError(f"__setitem__: value is on {v.device}, array on {x.device}")
+        # else the array is uncommitted: it moves to the committed value's device (record)
     return v
 
 

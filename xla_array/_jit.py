@@ -127,10 +127,12 @@ class _Trace:
             leaves[i]._node.buffer = Placeholder(-1)
         arrays: list = []
         k = 0
+        # committed when an argument is (JAX's rule)
+        committed = any([type(x) is Array and x._node.committed for x in leaves])
         for o in self.outs:
             if isinstance(o, tuple):
                 shape, d = o
-                arrays.append(Array(buffer_leaf(results[k], shape, d, self.device)))
+                arrays.append(Array(buffer_leaf(results[k], shape, d, self.device, committed)))
                 k += 1
             else:
                 arrays.append(o)
@@ -151,7 +153,8 @@ def _trace(fn: Any, args: tuple, kwargs: dict) -> _Trace:
             traced.append(x)
         elif isinstance(x, Array):
             device = device or x.device
-            traced.append(Array(buffer_leaf(Placeholder(i), x.shape, x.dtype, x.device)))
+            # committed: a traced argument cannot move (other operands follow it)
+            traced.append(Array(buffer_leaf(Placeholder(i), x.shape, x.dtype, x.device, True)))
         elif type(x) in _SCALAR_TYPES:
             traced.append(TracedScalar(i, type(x)()))
         else:

@@ -11,17 +11,14 @@ import operator
 from typing import Any
 
 from . import _axes, _dtypes, _flags
-from ._array import Array, wrap
+from ._array import Array, as_array, wrap
 from ._graph import record
 from ._ops import OPS, broadcast_shapes
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
 
-def _arr(x: Any, fname: str) -> Array:
-    if not isinstance(x, Array):
-        raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
-    return x
+_arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_array)
 
 
 def _precision() -> tuple:

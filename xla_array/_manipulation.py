@@ -7,7 +7,7 @@ import operator
 from typing import Any
 
 from . import _axes, _dtypes
-from ._array import Array, wrap
+from ._array import Array, as_array, wrap
 from ._graph import record
 from ._ops import OPS
 from ._ops import broadcast_shapes as _bshapes
@@ -17,10 +17,7 @@ __all__ = ["reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "broad
            "unstack"]
 
 
-def _arr(x: Any, fname: str) -> Array:
-    if not isinstance(x, Array):
-        raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
-    return x
+_arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_array)
 
 
 def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
@@ -121,9 +118,6 @@ def concat(arrays: Any, /, *, axis: int | None = 0) -> Array:
         if a.ndim != nd or any(a.shape[i] != arrays[0].shape[i] for i in range(nd) if i != ax):
             raise ValueError(f"concat(): shapes {[b.shape for b in arrays]} differ off "
                              f"axis {ax}")
-    if arrays[0].device != arrays[-1].device or any(a.device != arrays[0].device
-                                                    for a in arrays):
-        raise ValueError("concat(): arrays are on different devices")
     d = _dtypes.result_type(*arrays)
     if len(arrays) == 1:
         from ._data_types import astype

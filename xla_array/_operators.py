@@ -126,7 +126,8 @@ def _array_ufunc(self: Array, ufunc: Any, method: str, *inputs: Any, **kwargs: A
         return fn(*args)
     host = [np.asarray(x) if isinstance(x, Array) else x for x in inputs]
     if "out" in kwargs:
-        kwargs["out"] = tuple(np.asarray(o) if isinstance(o, Array) else o
+        # (read-only: NumPy refuses to write into an Array rather than into a lost copy)
+        kwargs["out"] = tuple(np.asarray(o, copy=False) if isinstance(o, Array) else o
                               for o in kwargs["out"])
     return getattr(ufunc, method)(*host, **kwargs)
 

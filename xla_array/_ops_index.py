@@ -121,7 +121,11 @@ def _starts(e: Emitter, n: Any, names: list, ndim: int, dyn: tuple) -> list:
 
 
 def _check_starts(starts: tuple, dyn: tuple, where: str) -> None:
-    if len(starts) != len(dyn) or any(s.shape != () or s.dtype is not dt.int64 for s in starts):
+    ok = len(starts) == len(dyn)
+    for s in starts:  # (a loop, not any(): x[i] records this)
+        if s.shape != () or s.dtype is not dt.int64:
+            ok = False
+    if not ok:
         raise TypeError(f"{where}: start positions must be {len(dyn)} int64 scalars")
 
 
@@ -129,8 +133,13 @@ def _infer_dynamic_slice(inputs: tuple, attrs: tuple) -> tuple:
     x, starts = inputs[0], inputs[1:]
     sizes, dyn = attrs
     _check_starts(starts, dyn, "dynamic_slice")
-    if len(sizes) != len(x.shape) or any(not 0 <= s <= n for s, n in zip(sizes, x.shape)):
-        raise ValueError(f"dynamic_slice: sizes {sizes} do not fit an array of shape {x.shape}")
+    shape = x.shape
+    ok = len(sizes) == len(shape)
+    for s, n in zip(sizes, shape):
+        if not 0 <= s <= n:
+            ok = False
+    if not ok:
+        raise ValueError(f"dynamic_slice: sizes {sizes} do not fit an array of shape {shape}")
     return tuple(sizes), x.dtype
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import _axes, _dtypes
-from ._array import Array, operand_nodes, wrap
+from ._array import Array, as_array, operand_nodes, wrap
 from ._executor import materialize_nodes
 from ._graph import record
 from ._ops import OPS
@@ -27,10 +27,7 @@ from ._ops import OPS
 __all__ = ["argmax", "argmin", "where", "count_nonzero", "nonzero", "searchsorted"]
 
 
-def _arr(x: Any, fname: str) -> Array:
-    if not isinstance(x, Array):
-        raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
-    return x
+_arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_array)
 
 
 def _arg(kind: str, x: Any, axis: Any, keepdims: bool) -> Array:
@@ -68,8 +65,7 @@ def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
 def where(condition: Array, x1: Any = None, x2: Any = None, /) -> Any:
     """Elements of ``x1`` where ``condition`` holds, else of ``x2`` (broadcast together).
     ``where(condition)`` alone is ``nonzero(condition)``, as NumPy's (scikit-learn calls it)."""
-    if not isinstance(condition, Array):
-        raise TypeError(f"where(): condition must be an array, got {type(condition).__name__}")
+    condition = as_array(condition, "where")
     if x1 is None and x2 is None:
         return nonzero(condition)
     if x1 is None or x2 is None:

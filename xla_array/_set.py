@@ -24,8 +24,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from . import _dtypes
-from ._array import Array, operand_nodes, wrap
+from ._array import Array, as_array, operand_nodes, wrap
 from ._graph import record
 from ._ops import OPS
 
@@ -61,8 +63,7 @@ class _Groups:
         from ._searching import compact, host_values
         from ._sorting import sort, sort_with_indices
         from ._statistical import cumulative_sum
-        if not isinstance(x, Array):
-            raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
+        x = as_array(x, fname)
         self.x = x
         n = self.n = x.size
         self.perm: Array | None = None
@@ -150,6 +151,10 @@ def unique_values(x: Array, /) -> Array:
 
 def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
     """Whether each element of ``x1`` equals some element of ``x2`` (bool, shaped like x1)."""
+    if type(x1) is not Array and isinstance(x1, np.ndarray):
+        x1 = as_array(x1, "isin")
+    if type(x2) is not Array and isinstance(x2, np.ndarray):
+        x2 = as_array(x2, "isin")
     if not isinstance(x1, Array) and not isinstance(x2, Array):
         raise TypeError("isin() needs at least one array argument")
     from ._elementwise import apply

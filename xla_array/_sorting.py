@@ -21,17 +21,14 @@ from __future__ import annotations
 from typing import Any
 
 from . import _axes, _dtypes, _ops_sort  # noqa: F401  (_ops_sort registers the ops)
-from ._array import Array, wrap
+from ._array import Array, as_array, wrap
 from ._graph import record
 from ._ops import OPS, record_multi
 
 __all__ = ["sort", "argsort"]
 
 
-def _arr(x: Any, fname: str) -> Array:
-    if not isinstance(x, Array):
-        raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
-    return x
+_arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_array)
 
 
 def iota(shape: tuple, dim: int, device: Any) -> Array:

@@ -20,7 +20,7 @@ import math
 from typing import Any
 
 from . import _axes, _dtypes
-from ._array import Array, wrap
+from ._array import Array, as_array, wrap
 from ._data_types import astype
 from ._dtypes import DType
 from ._graph import record
@@ -32,10 +32,7 @@ __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "cum
 _builtin_any = any
 
 
-def _arr(x: Any, fname: str) -> Array:
-    if not isinstance(x, Array):
-        raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
-    return x
+_arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_array)
 
 
 def _keep(out: Array, x: Array, ax: tuple, keepdims: bool) -> Array:

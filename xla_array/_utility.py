@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import builtins
 import operator
-from typing import Any
+
+import numpy as np
 
 from . import _axes, _dtypes, _ops_sort  # noqa: F401  (_ops_sort registers the ops)
-from ._array import Array, wrap
+from ._array import Array, as_array, wrap
 from ._graph import record
 from ._ops import OPS, broadcast_shapes
 from ._statistical import all, any  # re-exported: they are utility functions
@@ -32,10 +33,7 @@ __all__ = ["all", "any", "diff", "take", "take_along_axis", "repeat"]
 _PYSCALAR = (bool, int, float, complex)
 
 
-def _arr(x: Any, fname: str) -> Array:
-    if not isinstance(x, Array):
-        raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
-    return x
+_arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_array)
 
 
 def _zeros(shape: tuple, x: Array) -> Array:
@@ -68,6 +66,8 @@ def diff(x: Array, /, n: int = 1, axis: int = -1, *, prepend: Array | None = Non
             from ._data_types import result_type
             shape = tuple(1 if i == a else s for i, s in enumerate(x.shape))
             extra = full(shape, extra, dtype=result_type(x, extra), device=x.device)
+        if isinstance(extra, np.ndarray):
+            extra = as_array(extra, "diff")
         if not isinstance(extra, Array):
             raise TypeError(f"diff(): {name} must be an array, got {type(extra).__name__}")
         if extra.ndim != x.ndim or builtins.any(
@@ -166,6 +166,8 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
         a = 0
     else:
         a = _axes.axis(axis, x.ndim, "repeat")
+    if isinstance(repeats, np.ndarray):
+        repeats = as_array(repeats, "repeat")
     if not isinstance(repeats, Array):
         if isinstance(repeats, bool):
             raise TypeError("repeat(): repeats must be an int or an integer array, not bool")

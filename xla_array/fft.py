@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from . import _axes
 from . import _dtypes as dt
-from ._array import Array, wrap
+from ._array import Array, as_array, wrap
 from ._creation import _iota
 from ._data_types import astype
 from ._devices import resolve
@@ -42,9 +42,7 @@ _SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
 def _arr(x: Any, fname: str) -> Array:
-    if not isinstance(x, Array):
-        raise TypeError(f"fft.{fname}() expects an array, got {type(x).__name__}")
-    return x
+    return x if type(x) is Array else as_array(x, "fft." + fname)
 
 
 def _complex(x: Any, fname: str) -> Array:

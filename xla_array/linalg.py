@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 from . import _axes
 from . import _dtypes as dt
-from ._array import Array, wrap
+from ._array import Array, as_array, wrap
 from ._creation import eye, zeros
 from ._data_types import astype
 from ._dtypes import DType
@@ -88,9 +88,7 @@ class SVDResult(NamedTuple):
 # ---------------------------------------------------------------- helpers
 
 def _arr(x: Any, fname: str) -> Array:
-    if not isinstance(x, Array):
-        raise TypeError(f"linalg.{fname}() expects an array, got {type(x).__name__}")
-    return x
+    return x if type(x) is Array else as_array(x, "linalg." + fname)
 
 
 def _float(x: Array, fname: str) -> Array:

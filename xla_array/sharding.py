@@ -329,9 +329,9 @@ def local_shards(x: Any) -> list[tuple[Device, np.ndarray]]:
         raise TypeError(f"local_shards() takes an array, got {type(x).__name__}")
     place = x.device
     if isinstance(place, Device):
-        return [(place, np.asarray(x))]
+        return [(place, np.asarray(x, copy=False))]
     if not place._spmd:
-        return [(place.device_list[0], np.asarray(x))]
+        return [(place.device_list[0], np.asarray(x, copy=False))]
     buf = x._buffer("local_shards")
     by_pjrt = {d._pjrt: d for d in place.device_list}
     return [(by_pjrt[d], a) for d, a in _backend_spmd.shards(buf)]
