@@ -287,3 +287,41 @@ def test_dropped_buffers_are_donated_only_when_nothing_else_reaches_them():
         z += 1.0
         xp.materialize(z)
         assert _ptr(z) != p
+
+
+def test_many_scalars_are_passed_packed_and_never_recompile(metrics):
+    """From _lower.PACK_MIN scalars on, each dtype's scalars travel as one vector parameter:
+    same values as NumPy, new values reuse the executable."""
+    from xla_array._lower import PACK_MIN
+    a = np.linspace(-1, 1, 7, dtype=np.float32)
+    k = np.arange(7, dtype=np.int32)
+
+    def run(ws):
+        x, i = xp.asarray(a), xp.asarray(k)
+        for w in ws:
+            x = x * w + 0.5
+            i = i + int(w * 10)
+        return x, i
+
+    def expect(ws):
+        x, i = a.copy(), k.copy()
+        for w in ws:
+            x = x * np.float32(w) + np.float32(0.5)
+            i = i + np.int32(int(w * 10))
+        return x, i
+
+    ws = [1.0 + 0.01 * j for j in range(PACK_MIN)]
+    x, i = run(ws)
+    assert "tensor<%dxf32>" % (2 * PACK_MIN) in xp.debug.mlir(x, i)
+    xp.materialize(x, i)
+    ex, ei = expect(ws)
+    np.testing.assert_allclose(np.asarray(x), ex, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(i), ei)
+    before = xp.debug.metrics()["compiles"]
+    ws2 = [0.5 - 0.03 * j for j in range(PACK_MIN)]
+    x, i = run(ws2)
+    xp.materialize(x, i)
+    assert xp.debug.metrics()["compiles"] == before
+    ex, ei = expect(ws2)
+    np.testing.assert_allclose(np.asarray(x), ex, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(i), ei)

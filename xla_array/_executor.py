@@ -20,7 +20,7 @@ import numpy as np
 from . import _backend, _flags, _metrics, _telemetry
 from ._cache import disk, executables
 from ._graph import BUFFER, SCALAR, Node, Placeholder, plan_graph, user_frame
-from ._lower import lower
+from ._lower import PACK_MIN, lower, scalar_groups
 
 __all__ = ["materialize_nodes", "scalar_buffer", "CompileError"]
 
@@ -108,7 +108,7 @@ def _guard(cause: str, where: tuple) -> None:
 
 
 def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
-                  device: Any, donate: frozenset = frozenset()) -> Compiled:
+                  device: Any, donate: frozenset = frozenset(), pack: bool = False) -> Compiled:
     limit = int(_flags.get("max_compiles"))
     if limit and _metrics.snapshot()["compiles"] >= limit:
         from .debug import explain_key
@@ -132,7 +132,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
                 _metrics.add_time("disk_load_seconds", time.perf_counter() - t0)
                 return Compiled(exe, None, key, 0.0, time.perf_counter() - t0)
     text = lower(order, bufs, scalars, outs, donate,
-                 device._annotations(bufs, scalars, outs))  # SPMD hooks on a Mesh
+                 device._annotations(bufs, scalars, outs), pack)  # SPMD hooks on a Mesh
     t1 = time.perf_counter()
     try:
         exe = _backend.compile(text, device._pjrt_devices, options=options or None)
@@ -314,13 +314,18 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     if compiled is None:
         _metrics.count("cache_misses")
         executables.note_miss(key)
-        compiled = compile_graph(key, order, bufs, scalars, outs, device, donate)
+        compiled = compile_graph(key, order, bufs, scalars, outs, device, donate, pack=True)
         executables.put(key, compiled)
         hit = False
     else:
         hit = True
-    for n in scalars:
-        args.append(scalar_buffer_of(n.value, n.dtype, n.device))
+    if len(scalars) < PACK_MIN or device._spmd:
+        for n in scalars:
+            args.append(scalar_buffer_of(n.value, n.dtype, n.device))
+    else:  # one vector per dtype (see _lower.PACK_MIN)
+        for d, idxs in scalar_groups(scalars):
+            v = np.array([scalars[i].value for i in idxs], dtype=d.np)
+            args.append(device._put(v, owned=True))
     specs = compiled.out_specs
     if specs is None:
         specs = compiled.out_specs = tuple([(n.shape, n.dtype.np) for n in outs])

@@ -300,6 +300,7 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
         index.clear()
         del bufs[:], scalars[:], parts[:]
     order: list[Node] = []
+    oadd = order.append
     for root in roots:
         if root in index:
             continue
@@ -313,13 +314,15 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
                 bufs.append(root)
             continue
         stack = [root]
+        push, pop = stack.append, stack.pop
         while stack:
             n = stack[-1]
             if n in index:
-                stack.pop()
+                pop()
                 continue
-            waiting = None
-            for x in n.inputs:
+            ins = n.inputs
+            waiting = False
+            for x in ins:
                 if x in index:
                     continue
                 if x.buffer is not None:
@@ -330,23 +333,32 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
                     index[x] = len(parts)
                     add(("S", x.dtype.name))
                     scalars.append(x)
-                elif waiting is None:
-                    waiting = [x]
                 else:
-                    waiting.append(x)
-            if waiting is None:
-                stack.pop()
+                    push(x)
+                    waiting = True
+            if not waiting:
+                pop()
                 index[n] = len(parts)
-                add((n.op.name, n.attrs, n.shape, n.dtype.name,
-                     tuple([index[x] for x in n.inputs])))
-                order.append(n)
-            else:
-                waiting.reverse()
-                stack += waiting
+                k = len(ins)
+                if k == 2:
+                    t: tuple = (index[ins[0]], index[ins[1]])
+                elif k == 1:
+                    t = (index[ins[0]],)
+                else:
+                    t = tuple(map(index.__getitem__, ins))
+                add((n.op.name, n.attrs, n.shape, n.dtype.name, t))
+                oadd(n)
+    outs = list(roots)
+    rs = set(roots) if len(roots) > 1 else ()
+    r0 = roots[0]
     siblings = None
-    for n in order:  # results of a multi-result op that are alive but not reached from the
-        if n.op.nout > 1 and n.value is not None:  # roots: written back too (U, s, Vt = svd)
-            for ref in n.value:
+    for n in order:
+        op = n.op
+        if op.nout == 1:
+            if (n.users > 0 or op.keep) and n is not r0 and n not in rs:
+                outs.append(n)
+        elif n.value is not None:  # a multi-result op: its results that are alive but not
+            for ref in n.value:    # reached from the roots are written back too (U, s, Vt)
                 g = ref()
                 if g is not None and g.buffer is None and g not in index:
                     index[g] = len(parts)
@@ -354,12 +366,6 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
                     if siblings is None:
                         siblings = []
                     siblings.append(g)
-    outs = list(roots)
-    rs = set(roots) if len(roots) > 1 else ()
-    r0 = roots[0]
-    for n in order:
-        if (n.users > 0 or n.op.keep) and n.op.nout == 1 and n is not r0 and n not in rs:
-            outs.append(n)
     if siblings:
         order += siblings
         outs += siblings

@@ -122,15 +122,33 @@ def _loc(where: Any) -> str:
     return f' loc("{fname}":{line}:0)'
 
 
+# From this many scalar parameters on, the executor passes the scalars of each dtype packed
+# in one vector (one host->device copy instead of one cached buffer lookup per scalar: a
+# 128-op auto-flushed chain has 128 of them); the lowering slices them out again.
+PACK_MIN = 8
+
+
+def scalar_groups(scalars: list[Node]) -> list[tuple[Any, list[int]]]:
+    """The packed scalar parameters: (dtype, positions in ``scalars``), by first appearance."""
+    groups: dict[Any, list[int]] = {}
+    for i, n in enumerate(scalars):
+        groups.setdefault(n.dtype, []).append(i)
+    return list(groups.items())
+
+
 def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
-          outputs: list[Node], donate: frozenset = frozenset(), spmd: Any = None) -> str:
+          outputs: list[Node], donate: frozenset = frozenset(), spmd: Any = None,
+          pack: bool = False) -> str:
     """The StableHLO module for computing ``outputs``; parameters are buffers then scalars.
     Parameters whose index is in ``donate`` are marked as donors (XLA may reuse them).
-    ``spmd`` (``_spmd.Annotator``, for graphs on a mesh) adds the sharding annotations."""
+    ``spmd`` (``_spmd.Annotator``, for graphs on a mesh) adds the sharding annotations.
+    ``pack``: with ``PACK_MIN`` scalars or more (and no ``spmd``), the scalars come as one
+    vector parameter per dtype (``scalar_groups``)."""
     e = Emitter()
     names: dict[int, str] = {}
     params = []
-    for j, n in enumerate(bufs + scalars):
+    packed = pack and spmd is None and len(scalars) >= PACK_MIN
+    for j, n in enumerate(bufs if packed else bufs + scalars):
         name = f"%arg{j}"
         ty = tensor_type(n.shape, n.dtype)
         names[id(n)] = name
@@ -138,6 +156,17 @@ def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
         attrs = ([spmd.arg(j, n)] if spmd else []) + (["jax.buffer_donor = true"] if j in donate
                                                       else [])
         params.append(f"{name}: {ty}" + (f" {{{', '.join(attrs)}}}" if attrs else ""))
+    if packed:
+        for j, (d, idxs) in enumerate(scalar_groups(scalars), len(bufs)):
+            name = f"%arg{j}"
+            ty = tensor_type((len(idxs),), d)
+            e.types[name] = ty
+            params.append(f"{name}: {ty}")
+            for k, i in enumerate(idxs):
+                one = e.op("stablehlo.slice", [name], tensor_type((1,), d),
+                           f"start_indices = array<i64: {k}>, limit_indices = array<i64: "
+                           f"{k + 1}>, strides = array<i64: 1>")
+                names[id(scalars[i])] = e.op("stablehlo.reshape", [one], tensor_type((), d))
     for n in order:
         e.loc = _loc(n.where)
         names[id(n)] = n.op.lower(e, n, [names[id(x)] for x in n.inputs])

@@ -45,7 +45,7 @@ def _compiled(arrays: tuple) -> Any:
     order, bufs, scalars, outs, key = plan(nodes)
     c = executables.get(key)
     if c is None:
-        c = compile_graph(key, order, bufs, scalars, outs, nodes[0].device)
+        c = compile_graph(key, order, bufs, scalars, outs, nodes[0].device, pack=True)
         executables.put(key, c)
     return c
 
@@ -66,7 +66,7 @@ def mlir(*arrays: Any, **kwargs: Any) -> str:
         return ""
     order, bufs, scalars, outs, _key = plan(nodes)
     return lower(order, bufs, scalars, outs, frozenset(),
-                 nodes[0].device._annotations(bufs, scalars, outs))
+                 nodes[0].device._annotations(bufs, scalars, outs), pack=True)
 
 
 def hlo(*arrays: Array) -> str:
