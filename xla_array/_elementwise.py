@@ -38,13 +38,20 @@ _IDENTITY = {"positive": "iufc", "conj": "iuf", "real": "iuf", "ceil": "iu", "fl
 def _make(name: str, arity: int) -> Any:
     if arity == 1:
         same_on = _IDENTITY.get(name, "")
+        op1 = OPS[name]
+        memo1: dict[Any, tuple] = {}
 
         def f1(x: Array, /) -> Array:
             if type(x) is not Array:
                 x = as_array(x, name)
-            if x.dtype.kind in same_on:
-                return Array(x._node)
-            return apply(name, x)
+            n = x._node
+            d = n.dtype
+            if d.kind in same_on:
+                return Array(n)
+            attrs = memo1.get(d)
+            if attrs is None:  # dtype rule (raises TypeError for bad dtypes), memoized
+                attrs = memo1[d] = dtypes_for(name, [d])
+            return wrap(record(op1, (n,), attrs))
         f = f1
     else:
         op = OPS[name]

@@ -98,11 +98,8 @@ def _make(stem: str, fn: Any, reflected: bool, inplace: bool) -> None:
 def install() -> None:
     for stem, (fn, r, i) in BINARY.items():
         _make(stem, fn, r, i)
-    for stem, fn in UNARY.items():
-        def u(self: Array, _fn: Any = fn) -> Array:
-            return _fn(self)
-        u.__name__ = f"__{stem}__"
-        setattr(Array, f"__{stem}__", u)
+    for stem, fn in UNARY.items():  # (the namespace function itself: x is the only argument)
+        setattr(Array, f"__{stem}__", fn)
     Array.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]
 
 
