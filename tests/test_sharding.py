@@ -270,6 +270,33 @@ def indexing_and_setitem():
 
 
 @check
+def in_place_updates_donate_sharded_buffers():
+    """x += 1 on a computed sharded array writes into its own shards (donation), values stay
+    right, and a zero-copy host view of the old value keeps it."""
+    xp, S, n, meshes = _setup()
+    a = _data((64, 32), 11)
+    with xp.flags.using(donate_min_bytes=1024):
+        for mesh in _meshes(meshes):
+            s = S.NamedSharding(mesh, (mesh.axis_names[0], None))
+            x = xp.asarray(a, device=s) * 1.0
+            xp.materialize(x)
+            for _ in range(3):
+                x += 1.0
+                xp.materialize(x)
+            x[::2] = 0.0
+            b = a * 1.0
+            for _ in range(3):
+                b += 1.0
+            b[::2] = 0.0
+            view = np.asarray(x, copy=False)
+            x += 1.0
+            xp.materialize(x)
+            np.testing.assert_array_equal(view, b)
+            np.testing.assert_array_equal(np.asarray(x), b + 1.0)
+            assert x.sharding == s
+
+
+@check
 def resharding_with_to_device():
     xp, S, n, meshes = _setup()
     a = _data((8, 16), 8)
