@@ -39,39 +39,24 @@ def close(got, want, dtype, out_dtype):
     np.testing.assert_allclose(got, want, rtol=tol * 10, atol=tol * 10 * scale)
 
 
+# one-dimensional transforms, two per test: (names, input dtypes, result dtype of an input dtype)
+PAIRS_1D = [(("fft", "ifft"), ["complex64", "complex128", "float32", "float64"], COMPLEX_OF),
+            (("rfft", "ihfft"), ["float32", "float64"], COMPLEX_OF),
+            (("irfft", "hfft"), ["complex64", "complex128"], REAL_OF)]
+
+
+@pytest.mark.parametrize("names,dtypes,out_of", PAIRS_1D, ids=["fft_ifft", "rfft_ihfft",
+                                                                "irfft_hfft"])
 @FAST
-@given(dtype=st.sampled_from(["complex64", "complex128", "float32", "float64"]), seed=seeds,
-       n=ns, axis=axis1, norm=norms)
-def test_fft_ifft(dtype, seed, n, axis, norm):
+@given(data=st.data(), seed=seeds, n=ns, axis=axis1, norm=norms)
+def test_one_dimensional_pairs(names, dtypes, out_of, data, seed, n, axis, norm):
+    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
     a = rand(dtype, seed)
     kw = dict(n=n, axis=axis, norm=norm)
-    out, inv = F.fft(xp.asarray(a), **kw), F.ifft(xp.asarray(a), **kw)
-    xp.materialize(out, inv)
-    close(out, np.fft.fft(a, **kw), dtype, COMPLEX_OF[dtype])
-    close(inv, np.fft.ifft(a, **kw), dtype, COMPLEX_OF[dtype])
-
-
-@FAST
-@given(dtype=st.sampled_from(["float32", "float64"]), seed=seeds, n=ns, axis=axis1, norm=norms)
-def test_rfft_ihfft(dtype, seed, n, axis, norm):
-    a = rand(dtype, seed)
-    kw = dict(n=n, axis=axis, norm=norm)
-    out, h = F.rfft(xp.asarray(a), **kw), F.ihfft(xp.asarray(a), **kw)
-    xp.materialize(out, h)
-    close(out, np.fft.rfft(a, **kw), dtype, COMPLEX_OF[dtype])
-    close(h, np.fft.ihfft(a, **kw), dtype, COMPLEX_OF[dtype])
-
-
-@FAST
-@given(dtype=st.sampled_from(["complex64", "complex128"]), seed=seeds, n=ns, axis=axis1,
-       norm=norms)
-def test_irfft_hfft(dtype, seed, n, axis, norm):
-    a = rand(dtype, seed)
-    kw = dict(n=n, axis=axis, norm=norm)
-    out, h = F.irfft(xp.asarray(a), **kw), F.hfft(xp.asarray(a), **kw)
-    xp.materialize(out, h)
-    close(out, np.fft.irfft(a, **kw), dtype, REAL_OF[dtype])
-    close(h, np.fft.hfft(a, **kw), dtype, REAL_OF[dtype])
+    outs = [getattr(F, name)(xp.asarray(a), **kw) for name in names]
+    xp.materialize(*outs)
+    for name, out in zip(names, outs):
+        close(out, getattr(np.fft, name)(a, **kw), dtype, out_of[dtype])
 
 
 S_AXES = [(None, None), (None, (0, 2)), ((3, 8), (2, 0)), ((2, 5, 8), (0, 1, 2)),
