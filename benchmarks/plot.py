@@ -23,6 +23,17 @@ COLORS = {"numpy": "#4c72b0", "jax_eager": "#dd8452", "jax_jit": "#55a868",
           "xla_array": "#c44e52"}
 
 
+
+def _finish(fig, ax, x, labels, ylabel: str, title: str, path: str) -> None:
+    """Log y axis, workload labels, legend, title; save as PNG."""
+    ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_xticks(x, labels, rotation=35, ha="right", fontsize=8)
+    ax.legend()
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
 def main(path: str, outdir: str) -> None:
     data = json.load(open(path))
     rows = [w for w in data["workloads"] if "xla_array" in w["contenders"]]
@@ -35,13 +46,8 @@ def main(path: str, outdir: str) -> None:
     for k, c in enumerate(ORDER):
         vals = [w["contenders"].get(c, {}).get("median_ms") or np.nan for w in rows]
         ax.bar(x + (k - 1.5) * width, vals, width, label=c, color=COLORS[c])
-    ax.set_yscale("log")
-    ax.set_ylabel("median ms per call (log)")
-    ax.set_xticks(x, labels, rotation=35, ha="right", fontsize=8)
-    ax.legend()
-    ax.set_title("Median time per workload (lower is better)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "bench_times.png"), dpi=110)
+    _finish(fig, ax, x, labels, "median ms per call (log)",
+            "Median time per workload (lower is better)", os.path.join(outdir, "bench_times.png"))
 
     fig, ax = plt.subplots(figsize=(11, 5))
     xm = [w["contenders"]["xla_array"].get("median_ms") for w in rows]
@@ -51,13 +57,8 @@ def main(path: str, outdir: str) -> None:
         ax.bar(x + (k - 0.5) * 0.35, vals, 0.35, label=f"{c} time / xla_array time",
                color=COLORS[c])
     ax.axhline(1.0, color="black", lw=0.8)
-    ax.set_yscale("log")
-    ax.set_ylabel("ratio (> 1: xla_array faster)")
-    ax.set_xticks(x, labels, rotation=35, ha="right", fontsize=8)
-    ax.legend()
-    ax.set_title("Speed relative to xla_array")
-    fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "bench_ratios.png"), dpi=110)
+    _finish(fig, ax, x, labels, "ratio (> 1: xla_array faster)", "Speed relative to xla_array",
+            os.path.join(outdir, "bench_ratios.png"))
     print("wrote", os.path.join(outdir, "bench_times.png"), os.path.join(outdir,
                                                                           "bench_ratios.png"))
 
