@@ -16,11 +16,6 @@ os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True,
                           print_blob=True)
-# The on-disk compile cache would turn compiles into disk hits between runs; tests that count
-# compiles need it off (tests/test_disk_cache.py turns it on in a private folder).
-os.environ["XLA_ARRAY_CACHE_DIR"] = "off"
-# SciPy reads this once, at its first import (xla_array's linalg may import it early).
-os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

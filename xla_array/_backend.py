@@ -28,6 +28,7 @@ __all__ = [
     "JAXLIB_VERSION", "BackendError", "Executable", "block", "buffer_device", "client",
     "compile", "copy_to_device", "cpu_features", "delete", "deserialize", "devices",
     "from_dlpack", "is_deleted", "platforms", "put", "put_batch", "register_lapack",
+    "register_ffi", "ffi_include_dir",
     "to_dlpack", "to_numpy",
 ]
 
@@ -520,6 +521,23 @@ def register_lapack() -> None:
         for name, fn, api_version in lapack.registrations()["cpu"]:
             xc.register_custom_call_target(name, fn, platform="cpu", api_version=api_version)
         _LAPACK_DONE = True
+
+
+def ffi_include_dir() -> str:
+    """The folder of the installed jaxlib's XLA FFI C headers (``xla/ffi/api/c_api.h``)."""
+    import jaxlib
+    return os.path.join(os.path.dirname(jaxlib.__file__), "include")
+
+
+def register_ffi(name: str, address: int) -> None:
+    """Register the XLA FFI handler at ``address`` (a native function) as CPU custom-call
+    target ``name`` (typed FFI, API version 1)."""
+    import ctypes
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype = ctypes.py_object
+    new.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+    xc.register_custom_call_target(name, new(address, None, None), platform="cpu",
+                                   api_version=1)
 
 
 @functools.cache

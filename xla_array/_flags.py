@@ -52,6 +52,11 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                                        "bytes to the computation that replaces it, so an in-place "
                                        "update needs no second copy (negative: never)"),
     "cpu_devices": (1, int, "number of CPU devices (read when the client starts)"),
+    "blas": (True, _bool, "run large float/complex matmuls on CPU through SciPy's BLAS (a small "
+                          "native kernel built on first use with the C compiler; off: XLA's dot)"),
+    "blas_lib": ("auto", lambda s: s.strip().lower() or "auto",
+                 "auto (the OpenBLAS NumPy links, else SciPy's BLAS) or scipy: the BLAS library of "
+                 "that kernel (read when it is first loaded)"),
     "matmul_precision": ("default", lambda s: s.strip().lower() or "default",
                          "default, high or highest: XLA precision of matmul-like ops (read when "
                          "they are recorded; float32 is exact on CPU whatever the setting)"),

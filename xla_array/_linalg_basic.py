@@ -1,8 +1,9 @@
 """Linear algebra of the main namespace: matmul, matrix_transpose, tensordot, vecdot.
 
-``matmul`` lowers to one ``dot_general`` with batch and contracting dimensions. When an operand
-is a recorded transpose of the last two axes, the transpose is folded into the contracting
-dimensions, so ``X.T @ v`` never materializes ``X.T``.
+``matmul`` lowers to one ``dot_general`` with batch and contracting dimensions, or, for large
+float/complex products on CPU, to one BLAS gemm/gemv call (``blas_gemm``, see ``_blas``). When
+an operand is a recorded transpose of the last two axes, the transpose is folded into the
+contracting dimensions (or the BLAS transpose flag), so ``X.T @ v`` never materializes ``X.T``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import operator
 from typing import Any
 
 from . import _axes, _dtypes, _flags
+from . import _ops_linalg  # noqa: F401  (defines the blas_gemm op)
 from ._array import Array, as_array, wrap
+from ._blas import use_blas
 from ._graph import record
 from ._ops import OPS, broadcast_shapes
 
@@ -70,6 +73,8 @@ def matmul(x1: Array, x2: Array, /) -> Array:
         ca = (0 if ta else a.ndim - 1,)
         cb = (1 if tb else 0,)
         shape = a.shape[:-1] + b.shape[1:]
+        if a.ndim == 2 and b.ndim == 2 and use_blas(d, a.device, a.shape[0], b.shape[1], ka):
+            return wrap(record(OPS["blas_gemm"], (na, nb), (shape, d, ta, tb)))
         attrs = (shape, d, (), (), ca, cb) + _precision()
         return wrap(record(OPS["dot_general"], (na, nb), attrs))
     va, vb = a.ndim == 1, b.ndim == 1
@@ -86,8 +91,11 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     nbat = tuple(range(len(batch)))
     k = len(batch)
     shape = batch + (a.shape[-2], b.shape[-1])
-    attrs = (shape, d, nbat, nbat, (k + 1,), (k,)) + _precision()
-    out = wrap(record(OPS["dot_general"], (a._node, b._node), attrs))
+    if use_blas(d, a.device, a.shape[-2], b.shape[-1], a.shape[-1]):
+        out = wrap(record(OPS["blas_gemm"], (a._node, b._node), (shape, d, False, False)))
+    else:
+        attrs = (shape, d, nbat, nbat, (k + 1,), (k,)) + _precision()
+        out = wrap(record(OPS["dot_general"], (a._node, b._node), attrs))
     if va and vb:
         return reshape(out, batch)
     if va:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _backend
+from . import _backend, _blas
 from . import _dtypes as dt
 from ._array import Array, wrap
 from ._dtypes import DType
 from ._graph import record
 from ._lower import Emitter, tensor_type
-from ._ops import DECOMP, OPS, bcast, compare, define, i64s, record_multi, select
+from ._ops import DECOMP, HEAVY, OPS, bcast, compare, convert, define, i64s, record_multi, select
 
 __all__ = ["lapack", "getrf", "pivots_to_perm", "tri_solve", "cholesky_lower", "nan_where",
            "make_complex", "fft_node", "LAPACK_DTYPES"]
@@ -85,6 +85,26 @@ def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple,
     nodes = record_multi(OPS["lapack"], tuple(x._node for x in inputs),
                          (target, tuple(config), outs_t, alias), list(outs_t))
     return [wrap(n) for n in nodes]
+
+
+# ---------------------------------------------------------------- BLAS matmul custom call
+
+def _lower_blas_gemm(e: Emitter, n: Any, a: list) -> str:
+    """``op(A) @ op(B)`` per batch element through ``xla_array_gemm_<ta><tb>`` (see ``_blas``)."""
+    _shape, d, ta, tb = n.attrs
+    if not _blas.available():  # registers the targets (recording did already, except in tests)
+        raise RuntimeError(f"the BLAS matmul kernel is unavailable: {_blas.error()}")
+    vals = [convert(e, v, x.shape, x.dtype, d) for v, x in zip(a, n.inputs)]
+    lay = _layout(len(n.shape), False)
+    return e.op("stablehlo.custom_call", vals, tensor_type(n.shape, d),
+                f'api_version = 4 : i32, backend_config = {{}}, '
+                f'call_target_name = "{_blas.TARGETS[(ta, tb)]}", '
+                f'operand_layouts = [{lay}, {lay}], result_layouts = [{lay}]')
+
+
+# inputs (a, b): matrices or stacks with equal batch dims (row-major); attrs: (shape, dtype,
+# ta, tb): the product op(a) @ op(b), op transposing the last two dims where the flag is set
+define("blas_gemm", lambda ins, attrs: (attrs[0], attrs[1]), _lower_blas_gemm, weight=HEAVY)
 
 
 def char(c: str) -> str:

@@ -1,0 +1,151 @@
+"""The BLAS matmul kernel (xla_array/_blas.py, _native/blas_ffi.c): values against NumPy for
+every dtype, transpose flag and batch, the rule that picks it, and the fallbacks."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import xla_array as xp
+from xla_array import _blas
+
+pytestmark = pytest.mark.skipif(not _blas.available(), reason="no C compiler: BLAS kernel off")
+
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+TOL = {np.float32: 2e-5, np.float64: 1e-12, np.complex64: 2e-5, np.complex128: 1e-12}
+
+
+def _rand(rng, shape, dtype):
+    a = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
+
+
+def _uses_blas(*arrays) -> bool:
+    return "xla_array_gemm" in xp.debug.hlo(*arrays)
+
+
+@pytest.fixture
+def small_blas(monkeypatch):
+    """Send every float matmul to BLAS, so small shapes (few, cheap compiles) reach the kernel."""
+    monkeypatch.setattr(_blas, "MIN_DIM", 1)
+    monkeypatch.setattr(_blas, "MIN_FLOPS", 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_products_match_numpy(dtype, small_blas):
+    rng = np.random.default_rng(0)
+    a, b = _rand(rng, (5, 7), dtype), _rand(rng, (7, 3), dtype)
+    at, bt = np.ascontiguousarray(a.T), np.ascontiguousarray(b.T)
+    x, y, xt, yt = (xp.asarray(v) for v in (a, b, at, bt))
+    cases = {  # each flag combination of the kernel: op(A) @ op(B)
+        "nn": (x @ y, a @ b),
+        "tn": (xt.T @ y, a @ b),
+        "nt": (x @ yt.T, a @ b),
+        "tt": (xt.T @ yt.T, a @ b),
+        "x.T @ x": (x.T @ x, a.T @ a),
+    }
+    for name, (got, want) in cases.items():
+        assert _uses_blas(got), name
+        assert got.dtype == xp.asarray(want).dtype
+        np.testing.assert_allclose(np.asarray(got), want, rtol=TOL[dtype], atol=TOL[dtype],
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_batched_and_broadcast_products(dtype, small_blas):
+    rng = np.random.default_rng(1)
+    a, b, c = _rand(rng, (2, 3, 4, 5), dtype), _rand(rng, (2, 3, 5, 6), dtype), \
+        _rand(rng, (5, 6), dtype)
+    got, got2 = xp.asarray(a) @ xp.asarray(b), xp.asarray(a) @ xp.asarray(c)
+    assert _uses_blas(got) and _uses_blas(got2)
+    np.testing.assert_allclose(np.asarray(got), a @ b, rtol=TOL[dtype], atol=TOL[dtype])
+    np.testing.assert_allclose(np.asarray(got2), a @ c, rtol=TOL[dtype], atol=TOL[dtype])
+
+
+def test_mixed_dtypes_are_promoted_first(small_blas):
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((4, 6)).astype(np.float32), rng.standard_normal((6, 3))
+    got = xp.asarray(a) @ xp.asarray(b)
+    assert got.dtype == xp.float64 and _uses_blas(got)
+    np.testing.assert_allclose(np.asarray(got), a.astype(np.float64) @ b, rtol=1e-12)
+
+
+def test_empty_contraction_gives_zeros(monkeypatch):
+    monkeypatch.setattr(_blas, "MIN_DIM", 0)
+    monkeypatch.setattr(_blas, "MIN_FLOPS", 0)
+    got = xp.ones((3, 0), dtype=xp.float32) @ xp.ones((0, 4), dtype=xp.float32)
+    assert _uses_blas(got)
+    np.testing.assert_array_equal(np.asarray(got), np.zeros((3, 4), np.float32))
+
+
+def test_which_products_use_blas():
+    big = xp.ones((128, 128), dtype=xp.float32)
+    assert _uses_blas(big @ big)
+    assert _uses_blas(xp.astype(big, xp.complex64) @ xp.astype(big, xp.complex64))
+    thin = xp.ones((4096, 16), dtype=xp.float32)        # k = 16 < MIN_DIM: XLA fuses these
+    assert not _uses_blas(thin @ xp.ones((16, 64), dtype=xp.float32))
+    assert not _uses_blas(big @ xp.ones(128, dtype=xp.float32))        # matrix-vector
+    ints = xp.ones((128, 128), dtype=xp.int32)
+    assert not _uses_blas(ints @ ints)
+    small = xp.ones((64, 64), dtype=xp.float32)          # 64^3 < MIN_FLOPS
+    assert not _uses_blas(small @ small)
+    with xp.flags.using(blas=False):
+        off = big @ big
+    assert not _uses_blas(off)
+    np.testing.assert_array_equal(np.asarray(off), np.asarray(big @ big))
+
+
+def test_inside_jit():
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((96, 80)), rng.standard_normal((96, 70))
+    f = xp.jit(lambda x, y: x.T @ y + 1.0)
+    got = f(xp.asarray(a), xp.asarray(b))
+    np.testing.assert_allclose(np.asarray(got), a.T @ b + 1.0, rtol=1e-12)
+
+
+def _run(code: str, env: dict) -> str:
+    full = {**os.environ, **env}
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+_CHECK = """
+    import numpy as np, xla_array as xp
+    from xla_array import _blas
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((128, 160)), rng.standard_normal((160, 144))
+    got = xp.asarray(a) @ xp.asarray(b)
+    uses = "xla_array_gemm" in xp.debug.hlo(got)
+    np.testing.assert_allclose(np.asarray(got), a @ b, rtol=1e-12)
+    print(_blas.available(), uses, _blas._state.get("blas_lib"),
+          xp.debug.metrics().get("disk_hits", 0))
+"""
+
+
+def test_without_a_compiler_matmul_falls_back_to_xla(tmp_path):
+    out = _run(_CHECK, {"CC": str(tmp_path / "no-such-cc"), "PATH": str(tmp_path),
+                        "XLA_ARRAY_CACHE_DIR": str(tmp_path / "cache")})
+    assert out.split()[:2] == ["False", "False"]
+
+
+def test_scipy_blas_when_asked(tmp_path):
+    out = _run(_CHECK, {"XLA_ARRAY_BLAS_LIB": "scipy", "XLA_ARRAY_CACHE_DIR": "off"})
+    assert out.startswith("True True SciPy's")
+
+
+def test_kernel_and_executable_reused_from_the_disk_cache(tmp_path):
+    env = {"XLA_ARRAY_CACHE_DIR": str(tmp_path)}
+    first = _run(_CHECK, env)
+    assert first.startswith("True True")
+    built = list((tmp_path / "native").glob("blas_ffi-*.so"))
+    assert len(built) == 1 and (tmp_path / "native").stat().st_mode & 0o077 == 0
+    second = _run(_CHECK, env)  # loads the kernel and the executable calling it from disk
+    assert second.startswith("True True") and int(second.split()[-1]) >= 1
+    assert list((tmp_path / "native").glob("blas_ffi-*.so")) == built

@@ -1,0 +1,207 @@
+"""Matrix products through BLAS on CPU: a small native XLA FFI kernel, built on first use.
+
+XLA:CPU's own dot reaches ~0.9x of OpenBLAS on large float32 products and 0.25-0.6x on float64
+and complex ones (docs/performance.md), and jaxlib registers no gemm custom-call target. So
+xla_array ships ``_native/blas_ffi.c``: four FFI handlers ``xla_array_gemm_{nn,nt,tn,tt}`` that
+call ?gemm from the OpenBLAS NumPy links (one thread pool for NumPy and xla_array: two pools
+spinning on the same cores made alternating calls up to ~2x slower), or, where NumPy has none
+(macOS Accelerate, other builds), SciPy's (``scipy.linalg.cython_blas``; SciPy is a dependency
+already: jaxlib's LAPACK kernels come from it).
+
+``available()`` builds the kernel the first time it is asked: the system C compiler (``$CC``,
+else ``cc``, ``gcc`` or ``clang``) compiles the source against the installed jaxlib's FFI header
+(``jaxlib/include/xla/ffi/api/c_api.h``, the header jax.ffi documents for this). The shared
+library is kept in ``<cache_dir>/native/`` (the private on-disk cache folder), named by a digest
+of the source, the header, the jaxlib version and the machine, so a second process only loads it
+(~1 ms); with the on-disk cache off it is built into a private temporary folder per process.
+Without a compiler, or if anything fails, ``available()`` is False (logged once) and matmul stays
+on XLA's dot: the kernel is an acceleration, never a requirement. ``XLA_ARRAY_BLAS=0`` turns it
+off; ``XLA_ARRAY_BLAS_LIB=scipy`` picks SciPy's BLAS even where NumPy has OpenBLAS.
+
+Which products use it is decided at record time (``_linalg_basic.matmul``) by ``use_blas``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import hashlib
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+from . import _backend
+from . import _dtypes as dt
+from . import _flags
+from ._devices import Device
+
+__all__ = ["available", "use_blas", "TARGETS", "MIN_FLOPS"]
+
+log = logging.getLogger("xla_array")
+
+TARGETS = {(ta, tb): f"xla_array_gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}"
+           for ta in (False, True) for tb in (False, True)}
+_DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
+_ROUTINES = ("sgemm", "dgemm", "cgemm", "zgemm")
+_SOURCE = os.path.join(os.path.dirname(__file__), "_native", "blas_ffi.c")
+
+# Which products go to BLAS (measurements in docs/performance.md): every dimension at least
+# MIN_DIM and at least MIN_FLOPS multiply-adds. Below, XLA's dot wins or ties: it costs no call,
+# and XLA fuses thin products with their consumers (k-means' distances, k = 16, run 1.6x
+# slower through BLAS). Matrix-vector products stay on XLA: its kernel ties with OpenBLAS's
+# gemv there, and inside an XLA execution the multi-threaded gemv measured no faster.
+MIN_DIM = 32
+MIN_FLOPS = 1 << 20
+
+_state: dict[str, object] = {}
+_lock = threading.Lock()
+
+
+def use_blas(dtype: dt.DType, device: object, m: int, n: int, k: int) -> bool:
+    """Whether an (m x k) @ (k x n) product of ``dtype`` on ``device`` runs through BLAS."""
+    return (min(m, n, k) >= MIN_DIM and m * n * k >= MIN_FLOPS and dtype in _DTYPES
+            and type(device) is Device and device.platform == "cpu"  # not a mesh: XLA shards dots
+            and _flags.get("blas") and available())
+
+
+def available() -> bool:
+    """Build (once), load and register the BLAS kernels; False if that is not possible here."""
+    ok = _state.get("ok")
+    if ok is not None:
+        return bool(ok)
+    with _lock:
+        if "ok" not in _state:
+            try:
+                _load()
+                _state["ok"] = True
+            except Exception as e:  # no compiler, no SciPy BLAS, build error: XLA's dot then
+                log.warning("xla_array: BLAS matmul kernel unavailable (%s); using XLA's dot", e)
+                _state["ok"] = False
+                _state["error"] = str(e)
+    return bool(_state["ok"])
+
+
+def error() -> str:
+    """Why ``available()`` is False ('' when it is not)."""
+    return str(_state.get("error", ""))
+
+
+def _numpy_blas() -> list[int] | None:
+    """The routines of the OpenBLAS NumPy links (wheels bundle scipy-openblas64: ILP64, symbols
+    ``scipy_sgemm_64_``), found among the loaded libraries; None if there is none to use."""
+    import numpy as np
+    base = os.path.dirname(os.path.dirname(np.__file__))
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as f:
+            paths = {line.split(None, 5)[-1].strip() for line in f if "openblas" in line}
+    except OSError:
+        return None
+    for path in sorted(p for p in paths if p.startswith(base) and "numpy" in p):
+        lib = ctypes.CDLL(path)
+        for pattern in ("scipy_{}_64_", "{}_64_", "{}64_"):
+            names = [pattern.format(r) for r in _ROUTINES]
+            if all(hasattr(lib, n) for n in names):
+                _state["blas_lib"] = f"NumPy's {os.path.basename(path)} (ILP64)"
+                return [ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in names]
+    return None
+
+
+def _scipy_blas() -> list[int]:
+    from scipy.linalg import cython_blas
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype = ctypes.c_char_p
+    get_name.argtypes = (ctypes.py_object,)
+    get_ptr = ctypes.pythonapi.PyCapsule_GetPointer
+    get_ptr.restype = ctypes.c_void_p
+    get_ptr.argtypes = (ctypes.py_object, ctypes.c_char_p)
+    caps = cython_blas.__pyx_capi__
+    _state["blas_lib"] = "SciPy's scipy.linalg.cython_blas (LP64)"
+    return [get_ptr(caps[r], get_name(caps[r])) for r in _ROUTINES]
+
+
+def _blas_pointers() -> tuple[list[int], bool]:
+    """(the four routines' addresses, whether their integers are 64-bit). NumPy's OpenBLAS is
+    preferred: a program mixing NumPy and xla_array then keeps one BLAS thread pool instead of
+    two pools spinning against each other on the same cores."""
+    lib = _flags.get("blas_lib")
+    if lib not in ("auto", "scipy"):
+        raise ValueError(f"XLA_ARRAY_BLAS_LIB must be auto or scipy, not {lib!r}")
+    if lib == "auto":
+        ptrs = _numpy_blas()
+        if ptrs is not None:
+            return ptrs, True
+    return _scipy_blas(), False
+
+
+def _digest() -> str:
+    h = hashlib.sha256()
+    with open(_SOURCE, "rb") as f:
+        h.update(f.read())
+    with open(os.path.join(_backend.ffi_include_dir(), "xla", "ffi", "api", "c_api.h"), "rb") as f:
+        h.update(f.read())
+    h.update(f"{_backend.JAXLIB_VERSION} {platform.machine()} {sys.platform}".encode())
+    return h.hexdigest()[:20]
+
+
+def _folder() -> str:
+    from ._cache import disk
+    d = disk.folder()
+    if d is not None:
+        native = os.path.join(d, "native")
+        with contextlib.suppress(OSError):
+            os.makedirs(native, mode=0o700, exist_ok=True)
+            st = os.stat(native)
+            if st.st_uid == os.getuid() and not st.st_mode & 0o022:
+                return native
+    tmp = _state.get("tmp")
+    if tmp is None:
+        tmp = _state["tmp"] = tempfile.mkdtemp(prefix="xla_array_native_")
+    return str(tmp)
+
+
+def _compiler() -> str:
+    for cand in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if cand and shutil.which(cand):
+            return cand
+    raise RuntimeError("no C compiler found (set CC, or install cc/gcc/clang)")
+
+
+def _build(path: str) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    cmd = [_compiler(), "-O2", "-shared", "-fPIC", "-std=c99", "-I", _backend.ffi_include_dir(),
+           "-o", tmp, _SOURCE]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(f"compiling {_SOURCE} failed: {r.stderr.strip()[:500]}")
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+def _load() -> None:
+    if not os.path.exists(_SOURCE):
+        raise RuntimeError(f"{_SOURCE} is missing")
+    pointers, int64 = _blas_pointers()
+    path = os.path.join(_folder(), f"blas_ffi-{_digest()}.so")
+    if not os.path.exists(path):
+        _build(path)
+    lib = ctypes.CDLL(path)
+    if _state.get("tmp"):  # a per-process build: the mapping outlives the file
+        shutil.rmtree(str(_state.pop("tmp")), ignore_errors=True)
+    init = lib.xa_blas_init
+    init.restype = ctypes.c_int
+    init.argtypes = (ctypes.POINTER(ctypes.c_void_p), ctypes.c_int)
+    if init((ctypes.c_void_p * len(pointers))(*pointers), int(int64)) != 2:
+        raise RuntimeError("unexpected kernel ABI version")
+    for (ta, tb), name in TARGETS.items():
+        fn = getattr(lib, f"xa_gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}")
+        _backend.register_ffi(name, ctypes.cast(fn, ctypes.c_void_p).value)
+    _state["lib"] = lib  # keep it loaded
+    _state["path"] = path
