@@ -32,8 +32,8 @@ def _uses_blas(*arrays) -> bool:
 @pytest.fixture
 def small_blas(monkeypatch):
     """Send every float matmul to BLAS, so small shapes (few, cheap compiles) reach the kernel."""
-    monkeypatch.setattr(_blas, "MIN_DIM", 1)
-    monkeypatch.setattr(_blas, "MIN_FLOPS", 0)
+    for name, value in (("MIN_K", 1), ("MIN_MN", 1), ("MIN_FLOPS", 0)):
+        monkeypatch.setattr(_blas, name, value)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -76,8 +76,8 @@ def test_mixed_dtypes_are_promoted_first(small_blas):
 
 
 def test_empty_contraction_gives_zeros(monkeypatch):
-    monkeypatch.setattr(_blas, "MIN_DIM", 0)
-    monkeypatch.setattr(_blas, "MIN_FLOPS", 0)
+    for name in ("MIN_K", "MIN_MN", "MIN_FLOPS"):
+        monkeypatch.setattr(_blas, name, 0)
     got = xp.ones((3, 0), dtype=xp.float32) @ xp.ones((0, 4), dtype=xp.float32)
     assert _uses_blas(got)
     np.testing.assert_array_equal(np.asarray(got), np.zeros((3, 4), np.float32))
@@ -87,13 +87,18 @@ def test_which_products_use_blas():
     big = xp.ones((128, 128), dtype=xp.float32)
     assert _uses_blas(big @ big)
     assert _uses_blas(xp.astype(big, xp.complex64) @ xp.astype(big, xp.complex64))
-    thin = xp.ones((4096, 16), dtype=xp.float32)        # k = 16 < MIN_DIM: XLA fuses these
-    assert not _uses_blas(thin @ xp.ones((16, 64), dtype=xp.float32))
+    thin = xp.ones((4096, 64), dtype=xp.float32)         # k = 64 < MIN_K: XLA fuses these
+    assert not _uses_blas(thin @ thin.T)
+    assert not _uses_blas(xp.astype(thin, xp.float64) @ xp.astype(thin, xp.float64).T)
+    gram = xp.ones((4096, 32), dtype=xp.float64)         # X.T @ X: k = 4096, m = n = 32
+    assert _uses_blas(gram.T @ gram)
+    narrow = xp.ones((4096, 16), dtype=xp.float64)       # m = n = 16 < MIN_MN
+    assert not _uses_blas(narrow.T @ narrow)
     assert not _uses_blas(big @ xp.ones(128, dtype=xp.float32))        # matrix-vector
     ints = xp.ones((128, 128), dtype=xp.int32)
     assert not _uses_blas(ints @ ints)
-    small = xp.ones((64, 64), dtype=xp.float32)          # 64^3 < MIN_FLOPS
-    assert not _uses_blas(small @ small)
+    small = xp.ones((32, 128), dtype=xp.float32)         # 32 * 32 * 128 < MIN_FLOPS
+    assert not _uses_blas(small @ small.T)
     with xp.flags.using(blas=False):
         off = big @ big
     assert not _uses_blas(off)
@@ -102,8 +107,9 @@ def test_which_products_use_blas():
 
 def test_inside_jit():
     rng = np.random.default_rng(3)
-    a, b = rng.standard_normal((96, 80)), rng.standard_normal((96, 70))
+    a, b = rng.standard_normal((200, 80)), rng.standard_normal((200, 70))  # k = 200: BLAS
     f = xp.jit(lambda x, y: x.T @ y + 1.0)
+    assert "xla_array_gemm_tn" in f.compile(xp.asarray(a), xp.asarray(b)).as_text()
     got = f(xp.asarray(a), xp.asarray(b))
     np.testing.assert_allclose(np.asarray(got), a.T @ b + 1.0, rtol=1e-12)
 

@@ -46,17 +46,21 @@ log = logging.getLogger("xla_array")
 
 TARGETS = {(ta, tb): f"xla_array_gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}"
            for ta in (False, True) for tb in (False, True)}
-_DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 _ROUTINES = ("sgemm", "dgemm", "cgemm", "zgemm")
 _SOURCE = os.path.join(os.path.dirname(__file__), "_native", "blas_ffi.c")
 
-# Which products go to BLAS (measurements in docs/performance.md): every dimension at least
-# MIN_DIM and at least MIN_FLOPS multiply-adds. Below, XLA's dot wins or ties: it costs no call,
-# and XLA fuses thin products with their consumers (k-means' distances, k = 16, run 1.6x
-# slower through BLAS). Matrix-vector products stay on XLA: its kernel ties with OpenBLAS's
-# gemv there, and inside an XLA execution the multi-threaded gemv measured no faster.
-MIN_DIM = 32
+# Which products go to BLAS (measurements in docs/performance.md): a contraction of at least
+# MIN_K, both other dimensions at least MIN_MN, and at least MIN_FLOPS multiply-adds. With a
+# shorter contraction XLA's dot wins or ties: it fuses the product with its consumers, so the
+# m x n result is never written out (float32 pairwise distances, k = 64, and k-means, k = 16,
+# ran 10-60% slower through BLAS; float64 pairwise too). Long contractions gain most: X.T @ X
+# of 100,000 x 64 data runs 1.7x (float32) and 4x (float64) faster through BLAS. Matrix-vector
+# products stay on XLA: OpenBLAS's gemv, called inside an XLA execution, was no faster (also
+# when the kernel split it over two threads).
+MIN_K = 128
+MIN_MN = 32
 MIN_FLOPS = 1 << 20
+_DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 
 _state: dict[str, object] = {}
 _lock = threading.Lock()
@@ -64,7 +68,7 @@ _lock = threading.Lock()
 
 def use_blas(dtype: dt.DType, device: object, m: int, n: int, k: int) -> bool:
     """Whether an (m x k) @ (k x n) product of ``dtype`` on ``device`` runs through BLAS."""
-    return (min(m, n, k) >= MIN_DIM and m * n * k >= MIN_FLOPS and dtype in _DTYPES
+    return (k >= MIN_K and min(m, n) >= MIN_MN and m * n * k >= MIN_FLOPS and dtype in _DTYPES
             and type(device) is Device and device.platform == "cpu"  # not a mesh: XLA shards dots
             and _flags.get("blas") and available())
 
