@@ -27,7 +27,8 @@ from . import _backend, _dtypes, _flags, _metrics
 from ._devices import Device, resolve, target
 from ._dtypes import DType
 from ._executor import check_buffers, materialize_nodes
-from ._graph import Node, Placeholder, TracedScalar, buffer_leaf, scalar_leaf
+from ._graph import Node, Placeholder, TracedScalar, buffer_leaf, record, scalar_leaf
+from ._ops import OPS
 
 __all__ = ["Array", "wrap", "as_array", "as_node", "operand_nodes"]
 
@@ -119,11 +120,11 @@ class Array:
 
     @property
     def T(self) -> Array:
-        if self.ndim != 2:
-            raise ValueError(f"x.T needs a 2-D array, got {self.ndim}-D; use matrix_transpose "
-                             f"or permute_dims")
-        from ._manipulation import permute_dims
-        return permute_dims(self, (1, 0))
+        n = self._node
+        if len(n.shape) != 2:
+            raise ValueError(f"x.T needs a 2-D array, got {len(n.shape)}-D; use "
+                             f"matrix_transpose or permute_dims")
+        return wrap(record(OPS["transpose"], (n,), ((1, 0),)))
 
     @property
     def mT(self) -> Array:

@@ -90,7 +90,22 @@ def _make(name: str, arity: int) -> Any:
                     attrs = memo[n1.dtype, n2.dtype] = dtypes_for(name, [n1.dtype, n2.dtype])
                 return wrap(record(op, (n1, n2), attrs))
             return forward
+        def rdunder(slow: Any) -> Any:
+            """``Array.__r<op>__`` (``0.5 * x``): the Python int/float on the left, inlined
+            like ``dunder``; ``slow(self, other)`` otherwise."""
+            def reverse(self: Array, other: Any) -> Any:
+                t1 = type(other)
+                if t1 is float or t1 is int:
+                    n2 = self._node
+                    n1 = as_node(other, n2, name)
+                    attrs = memo.get((n1.dtype, n2.dtype))
+                    if attrs is None:
+                        attrs = memo[n1.dtype, n2.dtype] = dtypes_for(name, [n1.dtype, n2.dtype])
+                    return wrap(record(op, (n1, n2), attrs))
+                return slow(self, other)
+            return reverse
         f2.dunder = dunder  # type: ignore[attr-defined]
+        f2.rdunder = rdunder  # type: ignore[attr-defined]
         f = f2
     f.__name__ = f.__qualname__ = name
     f.__doc__ = (f"Elementwise ``{name}`` as the array API standard specifies it "

@@ -59,24 +59,25 @@ def _untransposed(x: Array) -> tuple[Any, bool]:
 
 
 def matmul(x1: Array, x2: Array, /) -> Array:
-    a, b = _arr(x1, "matmul"), _arr(x2, "matmul")
-    if a.ndim == 0 or b.ndim == 0:
+    a = x1 if type(x1) is Array else _arr(x1, "matmul")
+    b = x2 if type(x2) is Array else _arr(x2, "matmul")
+    sa, sb = a._node.shape, b._node.shape
+    if not sa or not sb:
         raise ValueError("matmul() does not take 0-d arrays; use multiply")
     d = _numeric(a, b, "matmul")
-    from ._manipulation import broadcast_to, reshape
-    if a.ndim <= 2 and b.ndim <= 2:  # one dot_general, vectors contracted directly
-        ka, kb = a.shape[-1], b.shape[0]
+    if len(sa) <= 2 and len(sb) <= 2:  # one dot_general, vectors contracted directly
+        ka, kb = sa[-1], sb[0]
         if ka != kb:
-            raise ValueError(f"matmul(): shapes {x1.shape} and {x2.shape} do not align "
-                             f"({ka} != {kb})")
+            raise ValueError(f"matmul(): shapes {sa} and {sb} do not align ({ka} != {kb})")
         (na, ta), (nb, tb) = _untransposed(a), _untransposed(b)
-        ca = (0 if ta else a.ndim - 1,)
-        cb = (1 if tb else 0,)
-        shape = a.shape[:-1] + b.shape[1:]
-        if a.ndim == 2 and b.ndim == 2 and use_blas(d, a.device, a.shape[0], b.shape[1], ka):
+        shape = sa[:-1] + sb[1:]
+        if len(sa) == 2 and len(sb) == 2 and use_blas(d, a.device, sa[0], sb[1], ka):
             return wrap(record(OPS["blas_gemm"], (na, nb), (shape, d, ta, tb)))
-        attrs = (shape, d, (), (), ca, cb) + _precision()
+        attrs = (shape, d, (), (), (0 if ta else len(sa) - 1,), (1 if tb else 0,))
+        if _flags._values["matmul_precision"] != "default":
+            attrs += _precision()
         return wrap(record(OPS["dot_general"], (na, nb), attrs))
+    from ._manipulation import broadcast_to, reshape
     va, vb = a.ndim == 1, b.ndim == 1
     if va:
         a = reshape(a, (1, a.shape[0]))

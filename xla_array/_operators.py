@@ -84,11 +84,11 @@ def _make(stem: str, fn: Any, reflected: bool, inplace: bool) -> None:
         self._rebind(res._node)
         return self
 
-    if hasattr(fn, "dunder"):  # elementwise: the namespace function's fast path, inlined
-        fast = fn.dunder(forward)
+    if hasattr(fn, "dunder"):  # elementwise: the namespace function's fast paths, inlined
+        fast, rfast = fn.dunder(forward), fn.rdunder(reverse)
     else:
-        fast = forward
-    for name, f in ((f"__{stem}__", fast), (f"__r{stem}__", reverse if reflected else None),
+        fast, rfast = forward, reverse
+    for name, f in ((f"__{stem}__", fast), (f"__r{stem}__", rfast if reflected else None),
                     (f"__i{stem}__", iop if inplace else None)):
         if f is not None:
             f.__name__ = f.__qualname__ = name
