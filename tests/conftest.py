@@ -1,4 +1,5 @@
 import os
+import threading
 
 import pytest
 from hypothesis import settings
@@ -27,3 +28,24 @@ def metrics():
     import xla_array as xp
     xp.debug.reset_metrics()
     return xp.debug.metrics
+
+
+@pytest.fixture
+def run_threads():
+    """``run(work, n)``: call ``work(i)`` for i in range(n) on n threads at once; returns the
+    exceptions they raised (an assertion failing inside ``work`` is one)."""
+    def run(work, n):
+        errors = []
+
+        def guarded(i):
+            try:
+                work(i)
+            except Exception as e:  # noqa: BLE001  (returned to the test)
+                errors.append(e)
+        threads = [threading.Thread(target=guarded, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return errors
+    return run

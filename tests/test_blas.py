@@ -105,9 +105,8 @@ def test_which_products_use_blas():
     np.testing.assert_array_equal(np.asarray(off), np.asarray(big @ big))
 
 
-def test_independent_products_and_threads():
-    """XLA may run independent gemms at once, and Python threads call NumPy's BLAS meanwhile."""
-    import threading
+def test_independent_products_and_threads(run_threads):
+    """XLA may run independent gemms at once, and Python threads call the kernel together."""
     rng = np.random.default_rng(4)
     a = [rng.standard_normal((160, 200)) for _ in range(3)]
     b = [rng.standard_normal((200, 150)) for _ in range(3)]
@@ -115,22 +114,12 @@ def test_independent_products_and_threads():
     total = xa[0] @ xb[0] + xa[1] @ xb[1] + xa[2] @ xb[2]
     assert _uses_blas(total)
     np.testing.assert_allclose(np.asarray(total), sum(p @ q for p, q in zip(a, b)), rtol=1e-12)
-    errors = []
 
     def work(i):
-        try:
-            for _ in range(10):
-                got = xa[i] @ xb[i]
-                want = a[i] @ b[i]
-                np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
-        except Exception as e:  # reported below
-            errors.append(e)
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+        for _ in range(10):
+            np.testing.assert_allclose(np.asarray(xa[i] @ xb[i]), a[i] @ b[i], rtol=1e-12)
+
+    assert run_threads(work, 3) == []
 
 
 def test_inside_jit():

@@ -52,7 +52,7 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                                        "bytes to the computation that replaces it, so an in-place "
                                        "update needs no second copy (negative: never)"),
     "cpu_devices": (1, int, "number of CPU devices (read when the client starts)"),
-    "blas": (True, _bool, "run large float/complex matmuls on CPU through SciPy's BLAS (a small "
+    "blas": (True, _bool, "run large float/complex matmuls on CPU through BLAS gemm (a small "
                           "native kernel built on first use with the C compiler; off: XLA's dot)"),
     "blas_lib": ("auto", lambda s: s.strip().lower() or "auto",
                  "auto (the OpenBLAS NumPy links, else SciPy's BLAS) or scipy: the BLAS library of "

@@ -1,7 +1,7 @@
 """Linear algebra of the main namespace: matmul, matrix_transpose, tensordot, vecdot.
 
 ``matmul`` lowers to one ``dot_general`` with batch and contracting dimensions, or, for large
-float/complex products on CPU, to one BLAS gemm/gemv call (``blas_gemm``, see ``_blas``). When
+float/complex products on CPU, to one BLAS gemm call (``blas_gemm``, see ``_blas``). When
 an operand is a recorded transpose of the last two axes, the transpose is folded into the
 contracting dimensions (or the BLAS transpose flag), so ``X.T @ v`` never materializes ``X.T``.
 """
@@ -73,9 +73,7 @@ def matmul(x1: Array, x2: Array, /) -> Array:
         shape = sa[:-1] + sb[1:]
         if len(sa) == 2 and len(sb) == 2 and use_blas(d, a.device, sa[0], sb[1], ka):
             return wrap(record(OPS["blas_gemm"], (na, nb), (shape, d, ta, tb)))
-        attrs = (shape, d, (), (), (0 if ta else len(sa) - 1,), (1 if tb else 0,))
-        if _flags._values["matmul_precision"] != "default":
-            attrs += _precision()
+        attrs = (shape, d, (), (), (0 if ta else len(sa) - 1,), (1 if tb else 0,)) + _precision()
         return wrap(record(OPS["dot_general"], (na, nb), attrs))
     from ._manipulation import broadcast_to, reshape
     va, vb = a.ndim == 1, b.ndim == 1
