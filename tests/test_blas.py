@@ -172,3 +172,23 @@ def test_kernel_and_executable_reused_from_the_disk_cache(tmp_path):
     second = _run(_CHECK, env)  # loads the kernel and the executable calling it from disk
     assert second.startswith("True True") and int(second.split()[-1]) >= 1
     assert list((tmp_path / "native").glob("blas_ffi-*.so")) == built
+
+
+def test_deserialized_function_registers_the_kernel(tmp_path):
+    """A process that only loads a serialized function (records no matmul) still runs it."""
+    blob = tmp_path / "f.bin"
+    _run(f"""
+        import numpy as np, xla_array as xp
+        f = xp.jit(lambda x, y: x.T @ y)
+        x = xp.asarray(np.ones((200, 80))); y = xp.asarray(np.ones((200, 70)))
+        c = f.compile(x, y)
+        assert "xla_array_gemm" in c.as_text()
+        open({str(blob)!r}, "wb").write(c.serialize())
+    """, {"XLA_ARRAY_CACHE_DIR": "off"})
+    out = _run(f"""
+        import numpy as np, xla_array as xp
+        g = xp.deserialize(open({str(blob)!r}, "rb").read())
+        out = g(xp.asarray(np.ones((200, 80))), xp.asarray(np.ones((200, 70))))
+        print(float(np.asarray(out)[3, 4]))
+    """, {"XLA_ARRAY_CACHE_DIR": "off"})
+    assert out.split() == ["200.0"]

@@ -70,7 +70,8 @@ def use_blas(dtype: dt.DType, device: object, m: int, n: int, k: int) -> bool:
     """Whether an (m x k) @ (k x n) product of ``dtype`` on ``device`` runs through BLAS."""
     return (k >= MIN_K and min(m, n) >= MIN_MN and m * n * k >= MIN_FLOPS and dtype in _DTYPES
             and type(device) is Device and device.platform == "cpu"  # not a mesh: XLA shards dots
-            and _flags.get("blas") and available())
+            and _flags.get("blas") and available()
+            and (bool(_state["int64"]) or max(m, n, k) < 2**31))  # 32-bit BLAS: XLA's dot
 
 
 def available() -> bool:
@@ -207,5 +208,6 @@ def _load() -> None:
     for (ta, tb), name in TARGETS.items():
         fn = getattr(lib, f"xa_gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}")
         _backend.register_ffi(name, ctypes.cast(fn, ctypes.c_void_p).value)
+    _state["int64"] = int64
     _state["lib"] = lib  # keep it loaded
     _state["path"] = path

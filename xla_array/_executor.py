@@ -107,6 +107,27 @@ def _guard(cause: str, where: tuple) -> None:
     log.warning(msg)
 
 
+# custom-call targets an executable may call, by the prefix of their names in its text; an
+# executable loaded from bytes (disk cache, xp.deserialize) needs them registered first
+_TARGETS = (("lapack", '"lapack_'), ("blas", '"xla_array_gemm_'))
+
+
+def custom_targets(text: str) -> list[str]:
+    """The kinds of custom-call targets a module's text calls ('lapack', 'blas')."""
+    return [kind for kind, mark in _TARGETS if mark in text]
+
+
+def register_targets(kinds: list[str]) -> None:
+    """Register the custom-call targets of these kinds; BackendError if one is unavailable."""
+    if "lapack" in kinds:
+        _backend.register_lapack()
+    if "blas" in kinds:
+        from . import _blas
+        if not _blas.available():
+            raise _backend.BackendError(f"the BLAS matmul kernel is unavailable here "
+                                        f"({_blas.error()})")
+
+
 def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
                   device: Any, donate: frozenset = frozenset(), pack: bool = False) -> Compiled:
     limit = int(_flags.get("max_compiles"))
@@ -122,8 +143,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
         if hit is not None:
             payload, meta = hit
             try:
-                if meta.get("lapack"):
-                    _backend.register_lapack()
+                register_targets(meta.get("targets", []))
                 exe = _backend.deserialize(payload, device._pjrt_devices)
             except _backend.BackendError as err:
                 log.info("xla_array: cache entry unusable (%s); compiling", err)
@@ -142,7 +162,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     t2 = time.perf_counter()
     if digest is not None:
         try:
-            disk.store(digest, exe.serialize(), {"lapack": '"lapack_' in text})
+            disk.store(digest, exe.serialize(), {"targets": custom_targets(text)})
         except _backend.BackendError as err:
             log.info("xla_array: could not serialize an executable (%s)", err)
     _metrics.count("compiles")

@@ -24,7 +24,7 @@ from . import _backend, _dtypes, _flags
 from ._array import Array
 from ._devices import default_device, resolve
 from ._executor import (Compiled, _disk_context, _options, check_buffers, compile_graph,
-                        scalar_buffer_of)
+                        custom_targets, register_targets, scalar_buffer_of)
 from ._graph import Placeholder, TracedScalar, buffer_leaf, structure_key, toposort
 from ._lower import lower
 
@@ -338,7 +338,7 @@ class CompiledFunction:
                 "consts": consts, "scalars": scalars, "outs": outs,
                 "out_desc": t.out_desc, "donate": t.donate_args, "text": t.text,
                 "static_pos": sorted(self._static), "donate_pos": sorted(self._donate),
-                "lapack": '"lapack_' in t.text}
+                "targets": custom_targets(t.text)}
         payload = t.compiled.exe.serialize()
         head = json.dumps(meta).encode()
         digest = hashlib.sha256(head + b"\n" + payload).hexdigest()
@@ -379,8 +379,7 @@ def deserialize(blob: bytes, device: Any = None) -> CompiledFunction:
     if meta["context"] != _disk_context(_options()):
         raise ValueError(f"serialized for another jaxlib/CPU ({meta['context']})")
     dev = resolve(device)
-    if meta.get("lapack"):
-        _backend.register_lapack()
+    register_targets(meta.get("targets", []))
     exe = _backend.deserialize(payload, [dev._pjrt])
     t = _Trace()
     t.device = dev
