@@ -40,7 +40,7 @@ from . import _dtypes as dt
 from . import _flags
 from ._devices import Device
 
-__all__ = ["available", "use_blas", "TARGETS", "MIN_FLOPS"]
+__all__ = ["available", "error", "use_blas", "TARGETS", "MIN_K", "MIN_MN", "MIN_FLOPS"]
 
 log = logging.getLogger("xla_array")
 
