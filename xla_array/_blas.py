@@ -8,36 +8,24 @@ spinning on the same cores made alternating calls up to ~2x slower), or, where N
 (macOS Accelerate, other builds), SciPy's (``scipy.linalg.cython_blas``; SciPy is a dependency
 already: jaxlib's LAPACK kernels come from it).
 
-``available()`` builds the kernel the first time it is asked: the system C compiler (``$CC``,
-else ``cc``, ``gcc`` or ``clang``) compiles the source against the installed jaxlib's FFI header
-(``jaxlib/include/xla/ffi/api/c_api.h``, the header jax.ffi documents for this). The shared
-library is kept in ``<cache_dir>/native/`` (the private on-disk cache folder), named by a digest
-of the source, the header, the jaxlib version and the machine, so a second process only loads it
-(~1 ms); with the on-disk cache off it is built into a private temporary folder per process.
-Without a compiler, or if anything fails, ``available()`` is False (logged once) and matmul stays
-on XLA's dot: the kernel is an acceleration, never a requirement. ``XLA_ARRAY_BLAS=0`` turns it
-off; ``XLA_ARRAY_BLAS_LIB=scipy`` picks SciPy's BLAS even where NumPy has OpenBLAS.
+``available()`` builds the kernel library the first time it is asked (``_kernels``: the system C
+compiler, cached per user). Without a compiler, or if anything fails, ``available()`` is False
+(logged once) and matmul stays on XLA's dot: the kernel is an acceleration, never a
+requirement. ``XLA_ARRAY_BLAS=0`` turns it off; ``XLA_ARRAY_BLAS_LIB=scipy`` picks SciPy's
+BLAS even where NumPy has OpenBLAS.
 
 Which products use it is decided at record time (``_linalg_basic.matmul``) by ``use_blas``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import hashlib
 import logging
 import os
-import platform
-import shutil
-import subprocess
-import sys
-import tempfile
 import threading
 
-from . import _backend
 from . import _dtypes as dt
-from . import _flags
+from . import _flags, _kernels
 from ._devices import Device
 
 __all__ = ["available", "error", "use_blas", "TARGETS", "MIN_K", "MIN_MN", "MIN_FLOPS"]
@@ -47,7 +35,6 @@ log = logging.getLogger("xla_array")
 TARGETS = {(ta, tb): f"xla_array_gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}"
            for ta in (False, True) for tb in (False, True)}
 _ROUTINES = ("sgemm", "dgemm", "cgemm", "zgemm")
-_SOURCE = os.path.join(os.path.dirname(__file__), "_native", "blas_ffi.c")
 
 # Which products go to BLAS (measurements in docs/performance.md): a contraction of at least
 # MIN_K, both other dimensions at least MIN_MN, and at least MIN_FLOPS multiply-adds. With a
@@ -143,71 +130,14 @@ def _blas_pointers() -> tuple[list[int], bool]:
     return _scipy_blas(), False
 
 
-def _digest() -> str:
-    h = hashlib.sha256()
-    with open(_SOURCE, "rb") as f:
-        h.update(f.read())
-    with open(os.path.join(_backend.ffi_include_dir(), "xla", "ffi", "api", "c_api.h"), "rb") as f:
-        h.update(f.read())
-    h.update(f"{_backend.JAXLIB_VERSION} {platform.machine()} {sys.platform}".encode())
-    return h.hexdigest()[:20]
-
-
-def _folder() -> str:
-    from ._cache import disk
-    d = disk.folder()
-    if d is not None:
-        native = os.path.join(d, "native")
-        with contextlib.suppress(OSError):
-            os.makedirs(native, mode=0o700, exist_ok=True)
-            st = os.stat(native)
-            if st.st_uid == os.getuid() and not st.st_mode & 0o022:
-                return native
-    tmp = _state.get("tmp")
-    if tmp is None:
-        tmp = _state["tmp"] = tempfile.mkdtemp(prefix="xla_array_native_")
-    return str(tmp)
-
-
-def _compiler() -> str:
-    for cand in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if cand and shutil.which(cand):
-            return cand
-    raise RuntimeError("no C compiler found (set CC, or install cc/gcc/clang)")
-
-
-def _build(path: str) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    cmd = [_compiler(), "-O2", "-shared", "-fPIC", "-std=c99", "-I", _backend.ffi_include_dir(),
-           "-o", tmp, _SOURCE]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        if r.returncode != 0:
-            raise RuntimeError(f"compiling {_SOURCE} failed: {r.stderr.strip()[:500]}")
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-
-
 def _load() -> None:
-    if not os.path.exists(_SOURCE):
-        raise RuntimeError(f"{_SOURCE} is missing")
     pointers, int64 = _blas_pointers()
-    path = os.path.join(_folder(), f"blas_ffi-{_digest()}.so")
-    if not os.path.exists(path):
-        _build(path)
-    lib = ctypes.CDLL(path)
-    if _state.get("tmp"):  # a per-process build: the mapping outlives the file
-        shutil.rmtree(str(_state.pop("tmp")), ignore_errors=True)
+    lib = _kernels.library()
     init = lib.xa_blas_init
     init.restype = ctypes.c_int
     init.argtypes = (ctypes.POINTER(ctypes.c_void_p), ctypes.c_int)
     if init((ctypes.c_void_p * len(pointers))(*pointers), int(int64)) != 2:
         raise RuntimeError("unexpected kernel ABI version")
     for (ta, tb), name in TARGETS.items():
-        fn = getattr(lib, f"xa_gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}")
-        _backend.register_ffi(name, ctypes.cast(fn, ctypes.c_void_p).value)
+        _kernels.register(lib, f"xa_gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}", name)
     _state["int64"] = int64
-    _state["lib"] = lib  # keep it loaded
-    _state["path"] = path

@@ -85,6 +85,28 @@ def scalar_buffer_of(value: Any, dtype: Any, device: Any) -> Any:
     return buf
 
 
+# packed scalar vectors (see _lower.PACK_MIN), by exact bytes: a loop flushed every few steps
+# passes the same values each time and needs no host->device copy after the first
+_packed: dict[int, tuple[Any, dict[Any, Any]]] = {}
+_PACKED_CACHE = 256
+
+
+def packed_buffer(v: np.ndarray, device: Any) -> Any:
+    entry = _packed.get(id(device))
+    if entry is None or entry[0] is not device:
+        entry = _packed[id(device)] = (device, {})
+    cache = entry[1]
+    key = (v.dtype.char, v.tobytes())
+    buf = cache.get(key)
+    if buf is None:
+        buf = device._put(v, owned=True)
+        if len(cache) >= _PACKED_CACHE:  # drop the oldest quarter
+            for k in list(cache)[:_PACKED_CACHE // 4]:
+                cache.pop(k, None)
+        cache[key] = buf
+    return buf
+
+
 def _where_text(order: list[Node], limit: int = 8) -> str:
     seen: list[str] = []
     for n in order:
@@ -109,16 +131,18 @@ def _guard(cause: str, where: tuple) -> None:
 
 # custom-call targets an executable may call, by the prefix of their names in its text; an
 # executable loaded from bytes (disk cache, xp.deserialize) needs them registered first
-_TARGETS = (("lapack", '"lapack_'), ("blas", '"xla_array_gemm_'))
+_TARGETS = (("lapack", '"lapack_'), ("blas", '"xla_array_gemm_'),
+            ("rowpass", '"xla_array_rowpass"'))
 
 
 def custom_targets(text: str) -> list[str]:
-    """The kinds of custom-call targets a module's text calls ('lapack', 'blas')."""
+    """The kinds of custom-call targets a module's text calls ('lapack', 'blas', 'rowpass')."""
     return [kind for kind, mark in _TARGETS if mark in text]
 
 
 def register_targets(kinds: list[str]) -> None:
-    """Register the custom-call targets of these kinds; BackendError if one is unavailable."""
+    """Register the custom-call targets of these kinds; BackendError if one is unavailable.
+    Every executable goes through here before it is compiled or loaded from bytes."""
     if "lapack" in kinds:
         _backend.register_lapack()
     if "blas" in kinds:
@@ -126,6 +150,11 @@ def register_targets(kinds: list[str]) -> None:
         if not _blas.available():
             raise _backend.BackendError(f"the BLAS matmul kernel is unavailable here "
                                         f"({_blas.error()})")
+    if "rowpass" in kinds:
+        from . import _rowpass
+        if not _rowpass.available():
+            raise _backend.BackendError(f"the row-pass kernel is unavailable here "
+                                        f"({_rowpass.error()})")
 
 
 def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
@@ -155,6 +184,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
                  device._annotations(bufs, scalars, outs), pack)  # SPMD hooks on a Mesh
     t1 = time.perf_counter()
     try:
+        register_targets(custom_targets(text))
         exe = _backend.compile(text, device._pjrt_devices, options=options or None)
     except _backend.BackendError as err:
         raise CompileError(f"XLA could not compile the graph recorded at "
@@ -344,8 +374,8 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
             args.append(scalar_buffer_of(n.value, n.dtype, n.device))
     else:  # one vector per dtype (see _lower.PACK_MIN)
         for d, idxs in scalar_groups(scalars):
-            v = np.array([scalars[i].value for i in idxs], dtype=d.np)
-            args.append(device._put(v, owned=True))
+            args.append(packed_buffer(np.array([scalars[i].value for i in idxs], dtype=d.np),
+                                      device))
     specs = compiled.out_specs
     if specs is None:
         specs = compiled.out_specs = tuple([(n.shape, n.dtype.np) for n in outs])

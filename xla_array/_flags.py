@@ -39,7 +39,8 @@ def _guard(s: str) -> str:
 # name: (default, parser, help)
 _SPEC: dict[str, tuple[Any, Any, str]] = {
     "max_pending": (128, int, "auto-flush a pending graph once its depth exceeds this many ops "
-                              "(a matmul counts as 16, a decomposition as 8)"),
+                              "(a matrix product counts as 16, a matrix-vector product as 1, "
+                              "a decomposition as 8)"),
     "cache_size": (512, int, "executables kept in the in-memory LRU cache"),
     "cache_dir": ("<default>", _cache_dir, "folder of the on-disk compile cache ('' or off: none)"),
     "cache_max_bytes": (1 << 30, int, "size bound of the on-disk compile cache"),
@@ -57,6 +58,9 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
     "blas_lib": ("auto", lambda s: s.strip().lower() or "auto",
                  "auto (the OpenBLAS NumPy links, else SciPy's BLAS) or scipy: the BLAS library of "
                  "that kernel (read when it is first loaded)"),
+    "rowpass": (True, _bool, "compute X.T @ f(X @ w) (f elementwise, X float32/float64 on CPU) "
+                             "in one pass over X with a native kernel built on first use "
+                             "(off: XLA's two products)"),
     "matmul_precision": ("default", lambda s: s.strip().lower() or "default",
                          "default, high or highest: XLA precision of matmul-like ops (read when "
                          "they are recorded; float32 is exact on CPU whatever the setting)"),

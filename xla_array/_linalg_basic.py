@@ -4,6 +4,7 @@
 float/complex products on CPU, to one BLAS gemm call (``blas_gemm``, see ``_blas``). When
 an operand is a recorded transpose of the last two axes, the transpose is folded into the
 contracting dimensions (or the BLAS transpose flag), so ``X.T @ v`` never materializes ``X.T``.
+``X.T @ f(X @ w)`` for an elementwise ``f`` becomes one ``rowpass`` kernel call (``_rowpass``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from . import _ops_linalg  # noqa: F401  (defines the blas_gemm op)
 from ._array import Array, as_array, wrap
 from ._blas import use_blas
 from ._graph import record
-from ._ops import OPS, broadcast_shapes
+from ._ops import MATVEC, OPS, broadcast_shapes
+from ._rowpass import fuse
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
@@ -71,10 +73,22 @@ def matmul(x1: Array, x2: Array, /) -> Array:
             raise ValueError(f"matmul(): shapes {sa} and {sb} do not align ({ka} != {kb})")
         (na, ta), (nb, tb) = _untransposed(a), _untransposed(b)
         shape = sa[:-1] + sb[1:]
-        if len(sa) == 2 and len(sb) == 2 and use_blas(d, a.device, sa[0], sb[1], ka):
-            return wrap(record(OPS["blas_gemm"], (na, nb), (shape, d, ta, tb)))
+        if len(sa) == 2 and len(sb) == 2:
+            if use_blas(d, a.device, sa[0], sb[1], ka):
+                return wrap(record(OPS["blas_gemm"], (na, nb), (shape, d, ta, tb)))
+            op = OPS["dot_general"]
+        else:  # matrix-vector: X.T @ v and v @ X may be X.T @ f(X @ w), one pass (_rowpass)
+            if len(sa) == 2:
+                X, v, rows = na, nb, ta
+            else:
+                X, v, rows = nb, na, not tb
+            if rows and v.buffer is None and len(X.shape) == 2:
+                m = fuse(X, v, X.device)
+                if m is not None:
+                    return wrap(record(OPS["rowpass"], m[0], (shape, d, m[1])))
+            op = MATVEC
         attrs = (shape, d, (), (), (0 if ta else len(sa) - 1,), (1 if tb else 0,)) + _precision()
-        return wrap(record(OPS["dot_general"], (na, nb), attrs))
+        return wrap(record(op, (na, nb), attrs))
     from ._manipulation import broadcast_to, reshape
     va, vb = a.ndim == 1, b.ndim == 1
     if va:

@@ -243,6 +243,10 @@ def _lower_dot(e: Emitter, n: Any, a: list) -> str:
 
 # attrs: (out_shape, dtype, lhs_batch, rhs_batch, lhs_contract, rhs_contract[, precision])
 define("dot_general", _infer_dot, _lower_dot, weight=HEAVY)
+# matrix-vector products (matmul of a matrix and a vector): the same op under the same name,
+# counted 1 towards the auto-flush depth. ``X @ w`` then never ends a flushed graph just
+# before the ``X.T @ f(X @ w)`` that would have taken it into one pass (see _rowpass)
+MATVEC = OpDef("dot_general", _infer_dot, _lower_dot, weight=1)
 
 
 def _infer_get(inputs: tuple, attrs: tuple) -> tuple:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _backend, _blas
+from . import _backend, _blas, _rowpass
 from . import _dtypes as dt
 from ._array import Array, wrap
 from ._dtypes import DType
@@ -92,8 +92,6 @@ def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple,
 def _lower_blas_gemm(e: Emitter, n: Any, a: list) -> str:
     """``op(A) @ op(B)`` per batch element through ``xla_array_gemm_<ta><tb>`` (see ``_blas``)."""
     _shape, d, ta, tb = n.attrs
-    if not _blas.available():  # registers the targets (recording did already, except in tests)
-        raise RuntimeError(f"the BLAS matmul kernel is unavailable: {_blas.error()}")
     vals = [convert(e, v, x.shape, x.dtype, d) for v, x in zip(a, n.inputs)]
     lay = _layout(len(n.shape), False)
     return e.op("stablehlo.custom_call", vals, tensor_type(n.shape, d),
@@ -105,6 +103,24 @@ def _lower_blas_gemm(e: Emitter, n: Any, a: list) -> str:
 # inputs (a, b): matrices or stacks with equal batch dims (row-major); attrs: (shape, dtype,
 # ta, tb): the product op(a) @ op(b), op transposing the last two dims where the flag is set
 define("blas_gemm", lambda ins, attrs: (attrs[0], attrs[1]), _lower_blas_gemm, weight=HEAVY)
+
+
+# ---------------------------------------------------------------- X.T @ f(X @ w) in one pass
+
+def _lower_rowpass(e: Emitter, n: Any, a: list) -> str:
+    """``X.T @ f(X @ w)`` through ``xla_array_rowpass`` (see ``_rowpass``)."""
+    shape, d, program = n.attrs
+    lays = ", ".join(_layout(len(x.shape), False) for x in n.inputs)
+    return e.op("stablehlo.custom_call", a, tensor_type(shape, d),
+                f'api_version = 4 : i32, backend_config = {{program = array<i64'
+                f'{": " + ", ".join(map(str, program)) if program else ""}>}}, '
+                f'call_target_name = "{_rowpass.TARGET}", '
+                f'operand_layouts = [{lays}], result_layouts = [{_layout(1, False)}]')
+
+
+# inputs (X, w, row vectors..., scalars...); attrs: ((d,), dtype, program): X.T @ f(X @ w),
+# f given as the kernel's program (opcodes in _rowpass.OPCODES)
+define("rowpass", lambda ins, attrs: (attrs[0], attrs[1]), _lower_rowpass, weight=4)
 
 
 def char(c: str) -> str:

@@ -1,6 +1,6 @@
 /* XLA FFI handlers that run matrix products through BLAS gemm.
  *
- * Built on first use by xla_array/_blas.py with the system C compiler against the installed
+ * Built on first use by xla_array/_kernels.py with the system C compiler against the installed
  * jaxlib's FFI header (jaxlib/include/xla/ffi/api/c_api.h), cached per user, and registered as
  * CPU custom-call targets. The BLAS routines (Fortran ABI) are NumPy's OpenBLAS (64-bit
  * integers) or SciPy's (scipy.linalg.cython_blas, 32-bit); xa_blas_init hands over their

@@ -1,0 +1,130 @@
+"""The native kernels (``_native/*.c``): built on first use, cached per user, loaded with ctypes.
+
+xla_array ships a few XLA FFI handlers as C source (BLAS gemm: ``_blas``; the one-pass
+``X.T @ f(X @ w)``: ``_rowpass``). ``library()`` compiles every ``_native/*.c`` file into one
+shared library with the system C compiler (``$CC``, else ``cc``, ``gcc`` or ``clang``) against
+the installed jaxlib's FFI header (``jaxlib/include/xla/ffi/api/c_api.h``, the header jax.ffi
+documents for this), tuned for the host CPU (``-march=native`` where the compiler takes it).
+The library is kept in ``<cache_dir>/native/`` (the private on-disk cache folder), named by a
+digest of the sources, the header, the jaxlib version and the host CPU's features, so a second
+process only loads it (~1 ms) and a cache folder shared between machines never hands one a
+library built for another CPU; with the on-disk cache off it is built into a private temporary
+folder per process. Without a compiler, or if anything fails, ``library()`` raises
+``RuntimeError`` and the callers fall back to XLA's own ops: the kernels are accelerations,
+never requirements. jaxlib itself stays in ``_backend`` (``register`` goes through it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import glob
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+from . import _backend
+
+__all__ = ["library", "register", "SOURCES"]
+
+SOURCES = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "_native", "*.c")))
+# tried in order: the first set the compiler accepts is used (the last one always is, by any
+# C99 compiler); -fopenmp-simd only honours the ``omp simd`` pragmas, no OpenMP runtime
+_FLAG_SETS = (["-O3", "-march=native", "-fopenmp-simd"], ["-O3", "-fopenmp-simd"], ["-O2"])
+
+_state: dict[str, object] = {}
+_lock = threading.Lock()
+
+
+def library() -> ctypes.CDLL:
+    """The loaded kernel library (built the first time); RuntimeError if it cannot be had."""
+    lib = _state.get("lib")
+    if lib is not None:
+        return lib  # type: ignore[return-value]
+    with _lock:
+        if "lib" not in _state:
+            if "error" in _state:
+                raise RuntimeError(str(_state["error"]))
+            try:
+                _state["lib"] = _load()
+            except Exception as e:  # no compiler, build error, unreadable folder
+                _state["error"] = str(e)
+                raise RuntimeError(str(e)) from None
+    return _state["lib"]  # type: ignore[return-value]
+
+
+def register(lib: ctypes.CDLL, symbol: str, target: str) -> None:
+    """Register the handler ``symbol`` of ``lib`` as CPU custom-call target ``target``."""
+    _backend.register_ffi(target, ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value)
+
+
+def _digest() -> str:
+    h = hashlib.sha256()
+    for src in SOURCES:
+        with open(src, "rb") as f:
+            h.update(os.path.basename(src).encode() + b"\0" + f.read())
+    with open(os.path.join(_backend.ffi_include_dir(), "xla", "ffi", "api", "c_api.h"), "rb") as f:
+        h.update(f.read())
+    h.update(f"{_backend.JAXLIB_VERSION} {platform.machine()} {sys.platform} "
+             f"{_backend.cpu_features()} {_FLAG_SETS}".encode())
+    return h.hexdigest()[:20]
+
+
+def _folder() -> str:
+    from ._cache import disk
+    d = disk.folder()
+    if d is not None:
+        native = os.path.join(d, "native")
+        with contextlib.suppress(OSError):
+            os.makedirs(native, mode=0o700, exist_ok=True)
+            st = os.stat(native)
+            if st.st_uid == os.getuid() and not st.st_mode & 0o022:
+                return native
+    tmp = _state.get("tmp")
+    if tmp is None:
+        tmp = _state["tmp"] = tempfile.mkdtemp(prefix="xla_array_native_")
+    return str(tmp)
+
+
+def _compiler() -> str:
+    for cand in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if cand and shutil.which(cand):
+            return cand
+    raise RuntimeError("no C compiler found (set CC, or install cc/gcc/clang)")
+
+
+def _build(path: str) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    cc = _compiler()
+    err = ""
+    try:
+        for flags in _FLAG_SETS:
+            cmd = [cc, *flags, "-shared", "-fPIC", "-std=c99", "-I", _backend.ffi_include_dir(),
+                   "-o", tmp, *SOURCES, "-lm"]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+            if r.returncode == 0:
+                os.replace(tmp, path)
+                return
+            err = r.stderr.strip()[:500]
+        raise RuntimeError(f"compiling {', '.join(map(os.path.basename, SOURCES))} failed: {err}")
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+def _load() -> ctypes.CDLL:
+    if not SOURCES:
+        raise RuntimeError("the kernel sources (xla_array/_native/*.c) are missing")
+    path = os.path.join(_folder(), f"xla_array_native-{_digest()}.so")
+    if not os.path.exists(path):
+        _build(path)
+    lib = ctypes.CDLL(path)
+    if _state.get("tmp"):  # a per-process build: the mapping outlives the file
+        shutil.rmtree(str(_state.pop("tmp")), ignore_errors=True)
+    _state["path"] = path
+    return lib
