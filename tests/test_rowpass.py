@@ -102,6 +102,9 @@ def test_what_stays_two_products(small_rowpass):
         "an op outside the program": Xx.T @ xp.where(Xx @ wx > 0, Xx @ wx, 0.0),
         "mixed dtypes": Xx.T @ xp.astype(Xx @ wx - xp.asarray(y.astype(np.float64)), xp.float32),
         "mixed dtypes inside": Xx.T @ (Xx @ wx - xp.asarray(y.astype(np.float16))),
+        "a float16 w": Xx.T @ (Xx @ xp.asarray(w.astype(np.float16)) - yx),
+        "a float64 X": xp.asarray(X.astype(np.float64)).T @ (xp.asarray(X.astype(np.float64))
+                                                            @ wx - 1.0),
         "integers": xp.asarray(X.astype(np.int32)).T @ (xp.asarray(X.astype(np.int32))
                                                        @ xp.asarray(np.ones(6, np.int32))),
         "X @ v (rows not contracted)": Xx @ (Xx.T @ yx),
@@ -110,6 +113,8 @@ def test_what_stays_two_products(small_rowpass):
         assert not _fused(g), why
     np.testing.assert_allclose(np.asarray(not_fused["an op outside the program"]),
                                X.T @ np.where(X @ w > 0, X @ w, 0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(not_fused["a float16 w"]),
+                               X.T @ (X @ w.astype(np.float16) - y), rtol=1e-5, atol=1e-5)
     with xp.flags.using(rowpass=False):
         assert not _fused(Xx.T @ (Xx @ wx - yx))
 

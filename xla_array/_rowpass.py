@@ -77,18 +77,21 @@ def error() -> str:
 
 
 def _is_xw(t: Any, X: Any) -> Any:
-    """The w of ``t = X @ w`` (or ``w @ X.T``) recorded on this very X node, else None."""
-    if t.op.name != "dot_general" or t.buffer is not None:
+    """The w of ``t = X @ w`` (or ``w @ X.T``) recorded on this very X node, with X's dtype
+    throughout, else None."""
+    if t.op.name != "dot_general" or t.buffer is not None or t.dtype is not X.dtype:
         return None
     a, b = t.inputs
     at = t.attrs
     if at[2] or at[3]:
         return None
     if a is X and len(b.shape) == 1 and at[4] == (1,) and at[5] == (0,):
-        return b
-    if b is X and len(a.shape) == 1 and at[4] == (0,) and at[5] == (1,):
-        return a
-    return None
+        w = b
+    elif b is X and len(a.shape) == 1 and at[4] == (0,) and at[5] == (1,):
+        w = a
+    else:
+        return None
+    return w if w.dtype is X.dtype else None
 
 
 def fuse(X: Any, v: Any, device: Any) -> tuple[tuple, tuple] | None:
@@ -130,7 +133,7 @@ def fuse(X: Any, v: Any, device: Any) -> tuple[tuple, tuple] | None:
                     if len(vecs) == _MAX_IN:
                         return None
                     vecs.append(node)
-                    prog += (_LOADV, len(vecs) - 1, 0, 0)
+                    prog += (_LOADV, len(vecs) - 1, 0, 0)  # (length checked at the end)
                     reg[node] = len(prog) // 4
                     continue
                 if node.shape == ():
@@ -152,6 +155,8 @@ def fuse(X: Any, v: Any, device: Any) -> tuple[tuple, tuple] | None:
         code = OPCODES[node.op.name]
         prog += (code, reg[ins[0]], reg[ins[1]] if len(ins) > 1 else 0, 0)
         reg[node] = len(prog) // 4
+        if len(prog) > 4 * _MAX_PROG:  # too long for the kernel: stop walking
+            return None
     # the kernel reads v from the last register (register 0 when v is X @ w itself)
     if w is None or len(prog) // 4 > _MAX_PROG or reg[v] != len(prog) // 4 or not available():
         return None
