@@ -68,6 +68,8 @@ def test_every_op_of_the_program(dtype, small_rowpass):
 
     g = Xx.T @ f(xp, Xx @ wx, yx)
     assert _fused(g)
+    # all of f is in the kernel's program: its operands are only X, w, y and scalars
+    assert all(x.op.name in ("buffer", "scalar") for x in g._node.inputs)
     Xd = X.astype(np.float64)
     ref = Xd.T @ f(np, Xd @ w.astype(np.float64), y.astype(np.float64))
     _close(g, ref, dtype)

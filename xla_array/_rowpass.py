@@ -43,6 +43,7 @@ MIN_ROWS = 512
 OPCODES = {"add": 10, "subtract": 11, "multiply": 12, "divide": 13, "maximum": 14,
            "minimum": 15, "negative": 20, "abs": 21, "square": 22, "sqrt": 23, "exp": 24,
            "expm1": 25, "log": 26, "log1p": 27, "tanh": 28, "reciprocal": 29}
+_WALK = {**OPCODES, "positive": 0}  # ops f may contain (positive: no instruction)
 _LOADV, _LOADS = 1, 2
 _MAX_PROG, _MAX_IN = 64, 16  # the C file's limits
 _DTYPES = (dt.float32, dt.float64)
@@ -124,7 +125,7 @@ def fuse(X: Any, v: Any, device: Any) -> tuple[tuple, tuple] | None:
                 w = ww
                 reg[node] = 0
                 continue
-            code = OPCODES.get(node.op.name) if node.buffer is None else None
+            code = _WALK.get(node.op.name) if node.buffer is None else None
             if (code is None or node.shape != (n,) or node.attrs[0] is not dtype
                     or node.attrs[1] is not dtype):  # an operand of f, computed by XLA
                 if node is v or node.dtype is not dtype:
