@@ -167,11 +167,11 @@ def test_kernel_and_executable_reused_from_the_disk_cache(tmp_path):
     env = {"XLA_ARRAY_CACHE_DIR": str(tmp_path)}
     first = _run(_CHECK, env)
     assert first.startswith("True True")
-    built = list((tmp_path / "native").glob("xla_array_native-*.so"))
+    built = list((tmp_path / "native").glob("blas_ffi-*.so"))
     assert len(built) == 1 and (tmp_path / "native").stat().st_mode & 0o077 == 0
     second = _run(_CHECK, env)  # loads the kernel and the executable calling it from disk
     assert second.startswith("True True") and int(second.split()[-1]) >= 1
-    assert list((tmp_path / "native").glob("xla_array_native-*.so")) == built
+    assert list((tmp_path / "native").glob("blas_ffi-*.so")) == built
 
 
 def test_deserialized_function_registers_the_kernel(tmp_path):

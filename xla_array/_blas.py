@@ -132,7 +132,7 @@ def _blas_pointers() -> tuple[list[int], bool]:
 
 def _load() -> None:
     pointers, int64 = _blas_pointers()
-    lib = _kernels.library()
+    lib = _kernels.library("blas_ffi")
     init = lib.xa_blas_init
     init.restype = ctypes.c_int
     init.argtypes = (ctypes.POINTER(ctypes.c_void_p), ctypes.c_int)

@@ -1,24 +1,26 @@
 """The native kernels (``_native/*.c``): built on first use, cached per user, loaded with ctypes.
 
-xla_array ships a few XLA FFI handlers as C source (BLAS gemm: ``_blas``; the one-pass
-``X.T @ f(X @ w)``: ``_rowpass``). ``library()`` compiles every ``_native/*.c`` file into one
-shared library with the system C compiler (``$CC``, else ``cc``, ``gcc`` or ``clang``) against
-the installed jaxlib's FFI header (``jaxlib/include/xla/ffi/api/c_api.h``, the header jax.ffi
-documents for this), tuned for the host CPU (``-march=native`` where the compiler takes it).
-The library is kept in ``<cache_dir>/native/`` (the private on-disk cache folder), named by a
-digest of the sources, the header, the jaxlib version and the host CPU's features, so a second
-process only loads it (~1 ms) and a cache folder shared between machines never hands one a
-library built for another CPU; with the on-disk cache off it is built into a private temporary
-folder per process. Without a compiler, or if anything fails, ``library()`` raises
-``RuntimeError`` and the callers fall back to XLA's own ops: the kernels are accelerations,
-never requirements. jaxlib itself stays in ``_backend`` (``register`` goes through it).
+xla_array ships a few XLA FFI handlers as C source (BLAS gemm: ``_blas``, ``blas_ffi.c``; the
+one-pass ``X.T @ f(X @ w)``: ``_rowpass``, ``rowpass_ffi.c``). ``library(name)`` compiles
+``_native/<name>.c`` into a shared library with the system C compiler (``$CC``, else ``cc``,
+``gcc`` or ``clang``) against the installed jaxlib's FFI header
+(``jaxlib/include/xla/ffi/api/c_api.h``, the header jax.ffi documents for this), tuned for the
+host CPU (``-march=native`` where the compiler takes it). Each library is built when first
+needed (gemm ~0.1 s, the row pass ~1-1.5 s) and kept in ``<cache_dir>/native/`` (the private
+on-disk cache folder), named by a digest of its source, the header, the jaxlib version and the
+host CPU's features, so a second process only loads it (~1 ms) and a cache folder shared
+between machines never hands one a library built for another CPU; with the on-disk cache off
+it is built into a private temporary folder per process. Without a compiler, or if anything
+fails, ``library()`` raises ``RuntimeError`` and the callers fall back to XLA's own ops: the
+kernels are accelerations, never requirements. jaxlib itself stays in ``_backend``
+(``register`` goes through it).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
-import glob
 import hashlib
 import os
 import platform
@@ -30,32 +32,38 @@ import threading
 
 from . import _backend
 
-__all__ = ["library", "register", "SOURCES"]
-
-SOURCES = sorted(glob.glob(os.path.join(os.path.dirname(__file__), "_native", "*.c")))
+__all__ = ["library", "register", "source"]
 # tried in order: the first set the compiler accepts is used (the last one always is, by any
 # C99 compiler); -fopenmp-simd only honours the ``omp simd`` pragmas, no OpenMP runtime
 _FLAG_SETS = (["-O3", "-march=native", "-fopenmp-simd"], ["-O3", "-fopenmp-simd"], ["-O2"])
 
-_state: dict[str, object] = {}
+_state: dict[str, object] = {}  # "tmp": the per-process build folder
+_libs: dict[str, ctypes.CDLL] = {}
+_errors: dict[str, str] = {}
 _lock = threading.Lock()
 
 
-def library() -> ctypes.CDLL:
-    """The loaded kernel library (built the first time); RuntimeError if it cannot be had."""
-    lib = _state.get("lib")
+def source(name: str) -> str:
+    """The path of kernel ``name``'s C source."""
+    return os.path.join(os.path.dirname(__file__), "_native", f"{name}.c")
+
+
+def library(name: str) -> ctypes.CDLL:
+    """The loaded kernel library ``name`` (``_native/<name>.c``, built the first time);
+    RuntimeError if it cannot be had."""
+    lib = _libs.get(name)
     if lib is not None:
-        return lib  # type: ignore[return-value]
+        return lib
     with _lock:
-        if "lib" not in _state:
-            if "error" in _state:
-                raise RuntimeError(str(_state["error"]))
+        if name not in _libs:
+            if name in _errors:
+                raise RuntimeError(_errors[name])
             try:
-                _state["lib"] = _load()
+                _libs[name] = _load(name)
             except Exception as e:  # no compiler, build error, unreadable folder
-                _state["error"] = str(e)
+                _errors[name] = str(e)
                 raise RuntimeError(str(e)) from None
-    return _state["lib"]  # type: ignore[return-value]
+    return _libs[name]
 
 
 def register(lib: ctypes.CDLL, symbol: str, target: str) -> None:
@@ -63,11 +71,10 @@ def register(lib: ctypes.CDLL, symbol: str, target: str) -> None:
     _backend.register_ffi(target, ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value)
 
 
-def _digest() -> str:
+def _digest(src: str) -> str:
     h = hashlib.sha256()
-    for src in SOURCES:
-        with open(src, "rb") as f:
-            h.update(os.path.basename(src).encode() + b"\0" + f.read())
+    with open(src, "rb") as f:
+        h.update(f.read())
     with open(os.path.join(_backend.ffi_include_dir(), "xla", "ffi", "api", "c_api.h"), "rb") as f:
         h.update(f.read())
     h.update(f"{_backend.JAXLIB_VERSION} {platform.machine()} {sys.platform} "
@@ -88,6 +95,7 @@ def _folder() -> str:
     tmp = _state.get("tmp")
     if tmp is None:
         tmp = _state["tmp"] = tempfile.mkdtemp(prefix="xla_array_native_")
+        atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     return str(tmp)
 
 
@@ -98,33 +106,35 @@ def _compiler() -> str:
     raise RuntimeError("no C compiler found (set CC, or install cc/gcc/clang)")
 
 
-def _build(path: str) -> None:
+def _build(src: str, path: str) -> None:
     tmp = f"{path}.{os.getpid()}.tmp"
     cc = _compiler()
     err = ""
     try:
         for flags in _FLAG_SETS:
             cmd = [cc, *flags, "-shared", "-fPIC", "-std=c99", "-I", _backend.ffi_include_dir(),
-                   "-o", tmp, *SOURCES, "-lm"]
+                   "-o", tmp, src, "-lm"]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
             if r.returncode == 0:
                 os.replace(tmp, path)
                 return
             err = r.stderr.strip()[:500]
-        raise RuntimeError(f"compiling {', '.join(map(os.path.basename, SOURCES))} failed: {err}")
+        raise RuntimeError(f"compiling {os.path.basename(src)} failed: {err}")
     finally:
         with contextlib.suppress(OSError):
             os.remove(tmp)
 
 
-def _load() -> ctypes.CDLL:
-    if not SOURCES:
-        raise RuntimeError("the kernel sources (xla_array/_native/*.c) are missing")
-    path = os.path.join(_folder(), f"xla_array_native-{_digest()}.so")
+def _load(name: str) -> ctypes.CDLL:
+    src = source(name)
+    if not os.path.exists(src):
+        raise RuntimeError(f"the kernel source {src} is missing")
+    folder = _folder()
+    path = os.path.join(folder, f"{name}-{_digest(src)}.so")
     if not os.path.exists(path):
-        _build(path)
+        _build(src, path)
     lib = ctypes.CDLL(path)
-    if _state.get("tmp"):  # a per-process build: the mapping outlives the file
-        shutil.rmtree(str(_state.pop("tmp")), ignore_errors=True)
-    _state["path"] = path
+    if folder == _state.get("tmp"):  # a per-process build: the mapping outlives the file
+        with contextlib.suppress(OSError):
+            os.remove(path)
     return lib

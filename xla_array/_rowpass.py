@@ -60,7 +60,7 @@ def available() -> bool:
     with _lock:
         if "ok" not in _state:
             try:
-                lib = _kernels.library()
+                lib = _kernels.library("rowpass_ffi")
                 if lib.xa_rowpass_abi() != 1:
                     raise RuntimeError("unexpected kernel ABI version")
                 _kernels.register(lib, "xa_rowpass", TARGET)

@@ -1,6 +1,6 @@
 /* XLA FFI handler computing g = X^T @ f(X @ w) in one pass over the rows of X.
  *
- * Built on first use by xla_array/_native.py with the system C compiler against the installed
+ * Built on first use by xla_array/_kernels.py with the system C compiler against the installed
  * jaxlib's FFI header, cached per user and registered as CPU custom-call target
  * xla_array_rowpass (xla_array/_rowpass.py decides which graphs use it).
  *
