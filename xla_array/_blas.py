@@ -20,17 +20,13 @@ Which products use it is decided at record time (``_linalg_basic.matmul``) by ``
 from __future__ import annotations
 
 import ctypes
-import logging
 import os
-import threading
 
 from . import _dtypes as dt
 from . import _flags, _kernels
 from ._devices import Device
 
 __all__ = ["available", "error", "use_blas", "TARGETS", "MIN_K", "MIN_MN", "MIN_FLOPS"]
-
-log = logging.getLogger("xla_array")
 
 TARGETS = {(ta, tb): f"xla_array_gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}"
            for ta in (False, True) for tb in (False, True)}
@@ -49,8 +45,7 @@ MIN_MN = 32
 MIN_FLOPS = 1 << 20
 _DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 
-_state: dict[str, object] = {}
-_lock = threading.Lock()
+_state: dict[str, object] = {}  # which BLAS ("blas_lib") and its integer width ("int64")
 
 
 def use_blas(dtype: dt.DType, device: object, m: int, n: int, k: int) -> bool:
@@ -63,24 +58,12 @@ def use_blas(dtype: dt.DType, device: object, m: int, n: int, k: int) -> bool:
 
 def available() -> bool:
     """Build (once), load and register the BLAS kernels; False if that is not possible here."""
-    ok = _state.get("ok")
-    if ok is not None:
-        return bool(ok)
-    with _lock:
-        if "ok" not in _state:
-            try:
-                _load()
-                _state["ok"] = True
-            except Exception as e:  # no compiler, no SciPy BLAS, build error: XLA's dot then
-                log.warning("xla_array: BLAS matmul kernel unavailable (%s); using XLA's dot", e)
-                _state["ok"] = False
-                _state["error"] = str(e)
-    return bool(_state["ok"])
+    return _KERNEL.available()
 
 
 def error() -> str:
     """Why ``available()`` is False ('' when it is not)."""
-    return str(_state.get("error", ""))
+    return _KERNEL.error
 
 
 def _numpy_blas() -> list[int] | None:
@@ -141,3 +124,6 @@ def _load() -> None:
     for (ta, tb), name in TARGETS.items():
         _kernels.register(lib, f"xa_gemm_{'t' if ta else 'n'}{'t' if tb else 'n'}", name)
     _state["int64"] = int64
+
+
+_KERNEL = _kernels.Kernel("BLAS matmul kernel", "XLA's dot", _load)

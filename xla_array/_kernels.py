@@ -22,6 +22,7 @@ import atexit
 import contextlib
 import ctypes
 import hashlib
+import logging
 import os
 import platform
 import shutil
@@ -29,10 +30,13 @@ import subprocess
 import sys
 import tempfile
 import threading
+from typing import Any
 
 from . import _backend
 
-__all__ = ["library", "register", "source"]
+__all__ = ["Kernel", "library", "register", "source"]
+
+log = logging.getLogger("xla_array")
 # tried in order: the first set the compiler accepts is used (the last one always is, by any
 # C99 compiler); -fopenmp-simd only honours the ``omp simd`` pragmas, no OpenMP runtime
 _FLAG_SETS = (["-O3", "-march=native", "-fopenmp-simd"], ["-O3", "-fopenmp-simd"], ["-O2"])
@@ -66,6 +70,33 @@ def library(name: str) -> ctypes.CDLL:
     return _libs[name]
 
 
+class Kernel:
+    """Whether one native kernel can be used here: ``load()`` (build, load, register) runs once,
+    by the first caller of ``available()``; any failure is logged once and makes it False."""
+
+    def __init__(self, what: str, instead: str, load: Any) -> None:
+        self.what, self.instead, self._load = what, instead, load
+        self.ok: bool | None = None
+        self.error = ""
+        self._lock = threading.Lock()
+
+    def available(self) -> bool:
+        ok = self.ok
+        if ok is not None:
+            return ok
+        with self._lock:
+            if self.ok is None:
+                try:
+                    self._load()
+                    self.ok = True
+                except Exception as e:  # no compiler, build error, missing BLAS: XLA then
+                    log.warning("xla_array: %s unavailable (%s); using %s", self.what, e,
+                                self.instead)
+                    self.error = str(e)
+                    self.ok = False
+        return self.ok
+
+
 def register(lib: ctypes.CDLL, symbol: str, target: str) -> None:
     """Register the handler ``symbol`` of ``lib`` as CPU custom-call target ``target``."""
     _backend.register_ffi(target, ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value)
@@ -73,8 +104,11 @@ def register(lib: ctypes.CDLL, symbol: str, target: str) -> None:
 
 def _digest(src: str) -> str:
     h = hashlib.sha256()
-    with open(src, "rb") as f:
-        h.update(f.read())
+    native = os.path.dirname(src)
+    headers = sorted(n for n in os.listdir(native) if n.endswith(".h"))  # ffi_common.h
+    for path in [src] + [os.path.join(native, n) for n in headers]:
+        with open(path, "rb") as f:
+            h.update(os.path.basename(path).encode() + b"\0" + f.read())
     with open(os.path.join(_backend.ffi_include_dir(), "xla", "ffi", "api", "c_api.h"), "rb") as f:
         h.update(f.read())
     h.update(f"{_backend.JAXLIB_VERSION} {platform.machine()} {sys.platform} "

@@ -17,8 +17,6 @@ structure (and cache key); ``XLA_ARRAY_ROWPASS=0`` turns it off.
 
 from __future__ import annotations
 
-import logging
-import threading
 from typing import Any
 
 from . import _dtypes as dt
@@ -26,8 +24,6 @@ from . import _flags, _kernels
 from ._devices import Device
 
 __all__ = ["available", "error", "fuse", "TARGET", "MIN_SIZE", "MIN_ROWS", "OPCODES"]
-
-log = logging.getLogger("xla_array")
 
 TARGET = "xla_array_rowpass"
 
@@ -48,33 +44,24 @@ _LOADV, _LOADS = 1, 2
 _MAX_PROG, _MAX_IN = 64, 16  # the C file's limits
 _DTYPES = (dt.float32, dt.float64)
 
-_state: dict[str, object] = {}
-_lock = threading.Lock()
+def _load() -> None:
+    lib = _kernels.library("rowpass_ffi")
+    if lib.xa_rowpass_abi() != 1:
+        raise RuntimeError("unexpected kernel ABI version")
+    _kernels.register(lib, "xa_rowpass", TARGET)
+
+
+_KERNEL = _kernels.Kernel("row-pass kernel", "XLA's dots", _load)
 
 
 def available() -> bool:
     """Build (once), load and register the kernel; False if that is not possible here."""
-    ok = _state.get("ok")
-    if ok is not None:
-        return bool(ok)
-    with _lock:
-        if "ok" not in _state:
-            try:
-                lib = _kernels.library("rowpass_ffi")
-                if lib.xa_rowpass_abi() != 1:
-                    raise RuntimeError("unexpected kernel ABI version")
-                _kernels.register(lib, "xa_rowpass", TARGET)
-                _state["ok"] = True
-            except Exception as e:  # no compiler, build error: XLA's products then
-                log.warning("xla_array: row-pass kernel unavailable (%s); using XLA's dots", e)
-                _state["ok"] = False
-                _state["error"] = str(e)
-    return bool(_state["ok"])
+    return _KERNEL.available()
 
 
 def error() -> str:
     """Why ``available()`` is False ('' when it is not)."""
-    return str(_state.get("error", ""))
+    return _KERNEL.error
 
 
 def _is_xw(t: Any, X: Any) -> Any:

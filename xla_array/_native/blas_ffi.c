@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "xla/ffi/api/c_api.h"
+#include "ffi_common.h"
 
 /* Fortran BLAS with 32-bit (LP64, SciPy's) or 64-bit (ILP64, NumPy's OpenBLAS) integers. */
 #define DECLARE(T)                                                                        \
@@ -52,20 +52,6 @@ static void gemm(int kind, char ta, char tb, int64_t m, int64_t n, int64_t k, co
 static const double ONE[2] = {1.0, 0.0}, ZERO[2] = {0.0, 0.0};
 static const float ONE_F[2] = {1.0f, 0.0f}, ZERO_F[2] = {0.0f, 0.0f};
 
-typedef struct {
-    size_t struct_size;
-    int type;
-} ext_head;
-
-static XLA_FFI_Error *fail(XLA_FFI_CallFrame *cf, const char *msg) {
-    XLA_FFI_Error_Create_Args a;
-    memset(&a, 0, sizeof a);
-    a.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
-    a.message = msg;
-    a.errc = XLA_FFI_Error_Code_INVALID_ARGUMENT;
-    return cf->api->XLA_FFI_Error_Create(&a);
-}
-
 static int kind_of(XLA_FFI_DataType t, size_t *item) {
     switch (t) {
         case XLA_FFI_DataType_F32: *item = 4; return 0;
@@ -77,33 +63,26 @@ static int kind_of(XLA_FFI_DataType t, size_t *item) {
 }
 
 static XLA_FFI_Error *product(XLA_FFI_CallFrame *cf, int ta, int tb) {
-    if (cf->extension_start != NULL && ((ext_head *)cf->extension_start)->type == 1) {
-        /* metadata query at registration: report the FFI version this was built against */
-        XLA_FFI_Metadata *m = ((XLA_FFI_Metadata_Extension *)cf->extension_start)->metadata;
-        m->api_version.major_version = XLA_FFI_API_MAJOR;
-        m->api_version.minor_version = XLA_FFI_API_MINOR;
-        m->traits = 0;
-        return NULL;
-    }
+    if (xa_metadata_query(cf)) return NULL;
     if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
     if (cf->args.size != 2 || cf->rets.size != 1 ||
         cf->args.types[0] != XLA_FFI_ArgType_BUFFER ||
         cf->args.types[1] != XLA_FFI_ArgType_BUFFER ||
         cf->rets.types[0] != XLA_FFI_RetType_BUFFER)
-        return fail(cf, "xla_array_gemm: expects two buffer operands and one buffer result");
+        return xa_fail(cf, "xla_array_gemm: expects two buffer operands and one buffer result");
     XLA_FFI_Buffer *A = (XLA_FFI_Buffer *)cf->args.args[0];
     XLA_FFI_Buffer *B = (XLA_FFI_Buffer *)cf->args.args[1];
     XLA_FFI_Buffer *C = (XLA_FFI_Buffer *)cf->rets.rets[0];
     size_t item;
     int kind = kind_of(A->dtype, &item);
     if (kind < 0 || B->dtype != A->dtype || C->dtype != A->dtype)
-        return fail(cf, "xla_array_gemm: unsupported or mixed dtypes");
+        return xa_fail(cf, "xla_array_gemm: unsupported or mixed dtypes");
     if (A->rank < 2 || A->rank != B->rank || C->rank != A->rank)
-        return fail(cf, "xla_array_gemm: operands need equal ranks >= 2");
+        return xa_fail(cf, "xla_array_gemm: operands need equal ranks >= 2");
     int64_t batch = 1;
     for (int64_t i = 0; i + 2 < A->rank; i++) {
         if (A->dims[i] != B->dims[i] || A->dims[i] != C->dims[i])
-            return fail(cf, "xla_array_gemm: batch dimensions differ");
+            return xa_fail(cf, "xla_array_gemm: batch dimensions differ");
         batch *= A->dims[i];
     }
     int64_t r = A->rank;
@@ -111,10 +90,10 @@ static XLA_FFI_Error *product(XLA_FFI_CallFrame *cf, int ta, int tb) {
     int64_t rb = B->dims[r - 2], cb = B->dims[r - 1];
     int64_t m = ta ? ca : ra, k = ta ? ra : ca, n = tb ? rb : cb;
     if ((tb ? cb : rb) != k || C->dims[r - 2] != m || C->dims[r - 1] != n)
-        return fail(cf, "xla_array_gemm: shapes do not align");
+        return xa_fail(cf, "xla_array_gemm: shapes do not align");
     if (batch == 0 || m == 0 || n == 0) return NULL;
     if (!INT64 && (ra > INT32_MAX || ca > INT32_MAX || rb > INT32_MAX || cb > INT32_MAX))
-        return fail(cf, "xla_array_gemm: dimension too large for 32-bit BLAS");
+        return xa_fail(cf, "xla_array_gemm: dimension too large for 32-bit BLAS");
     if (k == 0) {
         memset(C->data, 0, (size_t)batch * m * n * item);
         return NULL;

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xla/ffi/api/c_api.h"
+#include "ffi_common.h"
 
 enum {
     OP_LOADV = 1, OP_LOADS = 2,
@@ -323,20 +323,6 @@ static void helper(void *data) {
 
 /* ---------------------------------------------------------------- FFI plumbing */
 
-typedef struct {
-    size_t struct_size;
-    int type;
-} ext_head;
-
-static XLA_FFI_Error *fail(XLA_FFI_CallFrame *cf, const char *msg) {
-    XLA_FFI_Error_Create_Args a;
-    memset(&a, 0, sizeof a);
-    a.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
-    a.message = msg;
-    a.errc = XLA_FFI_Error_Code_INVALID_ARGUMENT;
-    return cf->api->XLA_FFI_Error_Create(&a);
-}
-
 static int64_t pool_threads(XLA_FFI_CallFrame *cf) {
     int64_t nt = 1;
     XLA_FFI_ThreadPool_NumThreads_Args a;
@@ -390,32 +376,26 @@ static const XLA_FFI_Array *find_array(XLA_FFI_CallFrame *cf, const char *name) 
 int xa_rowpass_abi(void) { return 1; }
 
 XLA_FFI_Error *xa_rowpass(XLA_FFI_CallFrame *cf) {
-    if (cf->extension_start != NULL && ((ext_head *)cf->extension_start)->type == 1) {
-        XLA_FFI_Metadata *m = ((XLA_FFI_Metadata_Extension *)cf->extension_start)->metadata;
-        m->api_version.major_version = XLA_FFI_API_MAJOR;
-        m->api_version.minor_version = XLA_FFI_API_MINOR;
-        m->traits = 0;
-        return NULL;
-    }
+    if (xa_metadata_query(cf)) return NULL;
     if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
     if (cf->args.size < 2 || cf->rets.size != 1 || cf->rets.types[0] != XLA_FFI_RetType_BUFFER)
-        return fail(cf, "xla_array_rowpass: expects X, w, ... and one result");
+        return xa_fail(cf, "xla_array_rowpass: expects X, w, ... and one result");
     for (int64_t i = 0; i < cf->args.size; i++)
         if (cf->args.types[i] != XLA_FFI_ArgType_BUFFER)
-            return fail(cf, "xla_array_rowpass: operands must be buffers");
+            return xa_fail(cf, "xla_array_rowpass: operands must be buffers");
     XLA_FFI_Buffer *X = (XLA_FFI_Buffer *)cf->args.args[0];
     XLA_FFI_Buffer *W = (XLA_FFI_Buffer *)cf->args.args[1];
     XLA_FFI_Buffer *G = (XLA_FFI_Buffer *)cf->rets.rets[0];
     int f64 = X->dtype == XLA_FFI_DataType_F64;
     if (!f64 && X->dtype != XLA_FFI_DataType_F32)
-        return fail(cf, "xla_array_rowpass: X must be float32 or float64");
+        return xa_fail(cf, "xla_array_rowpass: X must be float32 or float64");
     if (X->rank != 2 || W->rank != 1 || G->rank != 1 || W->dims[0] != X->dims[1] ||
         G->dims[0] != X->dims[1] || W->dtype != X->dtype || G->dtype != X->dtype)
-        return fail(cf, "xla_array_rowpass: shapes or dtypes do not align");
+        return xa_fail(cf, "xla_array_rowpass: shapes or dtypes do not align");
     const XLA_FFI_Array *prog = find_array(cf, "program");
     if (prog == NULL || prog->dtype != XLA_FFI_DataType_S64 || prog->size % 4 != 0 ||
         prog->size / 4 > MAX_PROG)
-        return fail(cf, "xla_array_rowpass: missing or bad program attribute");
+        return xa_fail(cf, "xla_array_rowpass: missing or bad program attribute");
     int64_t n = X->dims[0], d = X->dims[1];
     if (d == 0) return NULL;
     if (n == 0) {
@@ -423,7 +403,7 @@ XLA_FFI_Error *xa_rowpass(XLA_FFI_CallFrame *cf) {
         return NULL;
     }
     job *J = (job *)calloc(1, sizeof(job));
-    if (J == NULL) return fail(cf, "xla_array_rowpass: out of memory");
+    if (J == NULL) return xa_fail(cf, "xla_array_rowpass: out of memory");
     J->X = X->data;
     J->w = W->data;
     J->n = n;
@@ -434,14 +414,14 @@ XLA_FFI_Error *xa_rowpass(XLA_FFI_CallFrame *cf) {
     int64_t nv = 0, ns = 0;
     for (int64_t i = 2; i < cf->args.size; i++) {
         XLA_FFI_Buffer *B = (XLA_FFI_Buffer *)cf->args.args[i];
-        if (B->dtype != X->dtype) { free(J); return fail(cf, "xla_array_rowpass: mixed dtypes"); }
+        if (B->dtype != X->dtype) { free(J); return xa_fail(cf, "xla_array_rowpass: mixed dtypes"); }
         if (B->rank == 1 && B->dims[0] == n && nv < MAX_IN) {
             J->vec[nv++] = B->data;
         } else if (B->rank == 0 && ns < MAX_IN) {
             J->scal[ns++] = f64 ? *(const double *)B->data : (double)*(const float *)B->data;
         } else {
             free(J);
-            return fail(cf, "xla_array_rowpass: operands after w must be (n,) vectors or scalars");
+            return xa_fail(cf, "xla_array_rowpass: operands after w must be (n,) vectors or scalars");
         }
     }
     for (int64_t p = 0; p < J->nprog; p++) { /* every reference must be in range */
@@ -452,7 +432,7 @@ XLA_FFI_Error *xa_rowpass(XLA_FFI_CallFrame *cf) {
             ((binary || unary) && (in[1] < 0 || in[1] > p)) || (binary && (in[2] < 0 || in[2] > p)) ||
             !(binary || unary || in[0] == OP_LOADV || in[0] == OP_LOADS)) {
             free(J);
-            return fail(cf, "xla_array_rowpass: bad program");
+            return xa_fail(cf, "xla_array_rowpass: bad program");
         }
     }
     /* chunks: a function of n only (reproducible sums), a few per thread */
@@ -463,7 +443,7 @@ XLA_FFI_Error *xa_rowpass(XLA_FFI_CallFrame *cf) {
     J->nchunks = (n + rows - 1) / rows;
     size_t item = f64 ? 8 : 4;
     J->partial = malloc((size_t)J->nchunks * d * item);
-    if (J->partial == NULL) { free(J); return fail(cf, "xla_array_rowpass: out of memory"); }
+    if (J->partial == NULL) { free(J); return xa_fail(cf, "xla_array_rowpass: out of memory"); }
     J->refs = 1;
     int64_t helpers = pool_threads(cf) - 1;
     if (helpers > J->nchunks - 1) helpers = J->nchunks - 1;

@@ -1,0 +1,37 @@
+/* Plumbing shared by the XLA FFI handlers in this folder (included by each kernel's .c file;
+ * xla_array/_kernels.py hashes it into every kernel's build digest). */
+#ifndef XLA_ARRAY_FFI_COMMON_H
+#define XLA_ARRAY_FFI_COMMON_H
+
+#include <stddef.h>
+#include <string.h>
+
+#include "xla/ffi/api/c_api.h"
+
+typedef struct {
+    size_t struct_size;
+    int type;
+} xa_ext_head;
+
+/* At registration XLA calls the handler once with a metadata extension: report the FFI API
+ * version this was built against. Returns 1 when the call was that query. */
+static int xa_metadata_query(XLA_FFI_CallFrame *cf) {
+    if (cf->extension_start == NULL || ((xa_ext_head *)cf->extension_start)->type != 1) return 0;
+    XLA_FFI_Metadata *m = ((XLA_FFI_Metadata_Extension *)cf->extension_start)->metadata;
+    m->api_version.major_version = XLA_FFI_API_MAJOR;
+    m->api_version.minor_version = XLA_FFI_API_MINOR;
+    m->traits = 0;
+    return 1;
+}
+
+/* An INVALID_ARGUMENT error with a static message. */
+static XLA_FFI_Error *xa_fail(XLA_FFI_CallFrame *cf, const char *msg) {
+    XLA_FFI_Error_Create_Args a;
+    memset(&a, 0, sizeof a);
+    a.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
+    a.message = msg;
+    a.errc = XLA_FFI_Error_Code_INVALID_ARGUMENT;
+    return cf->api->XLA_FFI_Error_Create(&a);
+}
+
+#endif
