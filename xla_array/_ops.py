@@ -244,8 +244,8 @@ def _lower_dot(e: Emitter, n: Any, a: list) -> str:
 # attrs: (out_shape, dtype, lhs_batch, rhs_batch, lhs_contract, rhs_contract[, precision])
 define("dot_general", _infer_dot, _lower_dot, weight=HEAVY)
 # matrix-vector products (matmul of a matrix and a vector): the same op under the same name,
-# counted 1 towards the auto-flush depth. ``X @ w`` then never ends a flushed graph just
-# before the ``X.T @ f(X @ w)`` that would have taken it into one pass (see _rowpass)
+# counted 1 towards the auto-flush depth, so an auto-flush lands on the ``X.T @ f(X @ w)``
+# that takes ``X @ w`` into one pass (see _rowpass) rather than between the two
 MATVEC = OpDef("dot_general", _infer_dot, _lower_dot, weight=1)
 
 
