@@ -314,3 +314,20 @@ def test_many_scalars_are_passed_packed_and_never_recompile(metrics):
     ex, ei = expect(ws2)
     np.testing.assert_allclose(np.asarray(x), ex, rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(i), ei)
+
+
+def test_executable_cache_evicts_the_least_recently_used():
+    from xla_array._cache import ExecutableCache
+    c = ExecutableCache()
+    with xp.flags.using(cache_size=2):
+        c.put(("a",), 1)
+        c.put(("b",), 2)
+        assert c.get(("a",)) == 1  # "a" used last: "b" goes first
+        c.put(("c",), 3)
+        assert c.get(("b",)) is None and c.get(("a",)) == 1 and c.get(("c",)) == 3
+        assert c.keys() == [("a",), ("c",)] and len(c) == 2
+        c.get(("a",))
+        c.put(("d",), 4)
+        assert c.keys() == [("a",), ("d",)]
+    c.clear()
+    assert len(c) == 0 and c.get(("a",)) is None

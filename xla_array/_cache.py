@@ -22,33 +22,31 @@ __all__ = ["ExecutableCache", "executables", "DiskCache", "disk"]
 class ExecutableCache:
     """Executables by structural key, least recently used evicted past ``cache_size``.
 
-    A hit costs one dict lookup and one counter stamp (no reordering); eviction, rare, sorts
-    by stamp."""
+    A hit costs one dict lookup (one hash of the key: a long graph's key takes microseconds to
+    hash) and one counter stamp kept beside the value; eviction, rare, sorts by stamp."""
 
     def __init__(self) -> None:
-        self._d: dict[Any, Any] = {}
-        self._used: dict[Any, int] = {}
+        self._d: dict[Any, list] = {}  # key -> [value, stamp of its last use]
         self._tick = itertools.count()
         self._lock = threading.Lock()
         self.last_miss: Any = None  # key of the last miss, for debug.explain()
         self.prev_keys: list[Any] = []
 
     def get(self, key: Any) -> Any:
-        v = self._d.get(key)  # (dict reads are atomic; no lock on the hot path)
-        if v is not None:
-            self._used[key] = next(self._tick)
-        return v
+        e = self._d.get(key)  # (dict reads are atomic; no lock on the hot path)
+        if e is None:
+            return None
+        e[1] = next(self._tick)
+        return e[0]
 
     def put(self, key: Any, value: Any) -> None:
         with self._lock:
-            self._d[key] = value
-            self._used[key] = next(self._tick)
+            self._d[key] = [value, next(self._tick)]
             limit = max(1, int(_flags.get("cache_size")))
             if len(self._d) > limit:
-                by_age = sorted(self._used.items(), key=lambda kv: kv[1])
+                by_age = sorted(self._d.items(), key=lambda kv: kv[1][1])
                 for k, _ in by_age[:len(self._d) - limit]:
                     self._d.pop(k, None)
-                    self._used.pop(k, None)
 
     def note_miss(self, key: Any) -> None:
         with self._lock:
@@ -57,13 +55,11 @@ class ExecutableCache:
     def keys(self) -> list[Any]:
         """Keys, least recently used first."""
         with self._lock:
-            return [k for k, _ in sorted(self._used.items(), key=lambda kv: kv[1])
-                    if k in self._d]
+            return [k for k, _ in sorted(self._d.items(), key=lambda kv: kv[1][1])]
 
     def clear(self) -> None:
         with self._lock:
             self._d.clear()
-            self._used.clear()
 
     def __len__(self) -> int:
         return len(self._d)
