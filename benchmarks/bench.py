@@ -502,6 +502,26 @@ def _per_iter_us(fn: Callable[[], Any], n: int, batches: int = 5) -> float:
     return statistics.median(out)
 
 
+def _bytecodes(fn: Callable[[], Any]) -> int:
+    """Python bytecodes one call of ``fn`` executes (sys.settrace, after warm-up calls): a
+    count that, unlike the times, does not depend on the machine's mood."""
+    for _ in range(20):
+        fn()
+    n = [0]
+
+    def trace(frame, event, arg):
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            n[0] += 1
+        return trace
+    sys.settrace(trace)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return n[0]
+
+
 def bench_overheads(contenders: list[Contender], args) -> dict:
     """Record cost per op and cache-hit dispatch, xla_array plus references."""
     res: dict = {}
@@ -582,8 +602,11 @@ def bench_overheads(contenders: list[Contender], args) -> dict:
             xc.reset_metrics()
             us = _per_iter_us(one, n_disp)
             res["dispatch_materialize_metrics"] = xc.metrics()
+            res["xla_dispatch"]["extra"] = (f"{_bytecodes(one)} Python bytecodes per iter "
+                                            f"(`x + 1.0` alone: {_bytecodes(lambda: x + 1.0)})")
             return us
 
+        res["xla_dispatch"] = {}
         rows_add("xla_dispatch", "xla_array `y = x + 1.0; materialize(y)` (cache hit), per iter",
                  dispatch_materialize)
 
@@ -613,8 +636,10 @@ def bench_overheads(contenders: list[Contender], args) -> dict:
             xc.reset_metrics()
             us = _per_iter_us(one, n_disp)
             res["dispatch_float_metrics"] = xc.metrics()
+            res["xla_float"]["extra"] = f"{_bytecodes(one)} Python bytecodes per iter"
             return us
 
+        res["xla_float"] = {}
         rows_add("xla_float", "xla_array `float(xp.sum(x + 1.0))` (cache hit), per iter",
                  dispatch_float)
 

@@ -293,8 +293,15 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
         else:
             if r.buffer is None and r.op is not SCALAR:
                 n = len(parts)
-                add((r.op.name, r.attrs, r.shape, r.dtype.name,
-                     tuple([index[x] for x in r.inputs])))
+                ins = r.inputs
+                k = len(ins)
+                if k == 2:
+                    t: tuple = (index[ins[0]], index[ins[1]])
+                elif k == 1:
+                    t = (index[ins[0]],)
+                else:
+                    t = tuple(map(index.__getitem__, ins))
+                add((r.op.name, r.attrs, r.shape, r.dtype.name, t))
                 add((n,))
                 return [r], bufs, scalars, [r], tuple(parts)
         index.clear()
@@ -341,7 +348,7 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
                 index[n] = len(parts)
                 k = len(ins)
                 if k == 2:
-                    t: tuple = (index[ins[0]], index[ins[1]])
+                    t = (index[ins[0]], index[ins[1]])
                 elif k == 1:
                     t = (index[ins[0]],)
                 else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from . import _backend
 from ._array import Array
 from ._executor import materialize_nodes
+from ._graph import user_frame
 
 __all__ = ["materialize", "block_until_ready"]
 
@@ -20,7 +21,7 @@ def materialize(*arrays: Array) -> None:
         if not isinstance(a, Array):
             raise TypeError(f"materialize() takes arrays, got {type(a).__name__}")
         nodes.append(a._node)
-    materialize_nodes(nodes, "materialize")
+    materialize_nodes(nodes, "materialize", user_frame())  # (from here: one frame less to walk)
 
 
 def block_until_ready(*arrays: Array) -> None:

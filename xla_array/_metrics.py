@@ -18,6 +18,8 @@ _counts: dict[str, int] = dict.fromkeys(_COUNTERS, 0)
 _seconds: dict[str, float] = dict.fromkeys(_TIMERS, 0.0)
 _causes: dict[str, int] = {}
 _lines: dict[tuple, int] = {}
+_hits: dict[tuple, int] = {}  # (cause, where) -> cache-hit materializations, see materialized_hit
+_hit_seconds = [0.0]
 
 
 def count(name: str, n: int = 1) -> None:
@@ -40,16 +42,12 @@ def executed(seconds: float, hit: bool) -> None:
 
 
 def materialized_hit(cause: str, where: tuple, seconds: float) -> None:
-    """One materialization that ran one cached executable (the hot path: one lock)."""
+    """One materialization that ran one cached executable: the hot path, one dict entry per
+    (cause, user line) and one float. Called with the executor's lock held (the only writer of
+    ``_hits``); ``snapshot`` folds these into the counters."""
     key = (cause, where)
-    with _lock:
-        c = _counts
-        c["materializations"] += 1
-        c["executions"] += 1
-        c["cache_hits"] += 1
-        _seconds["execute_seconds"] += seconds
-        _causes[cause] = _causes.get(cause, 0) + 1
-        _lines[key] = _lines.get(key, 0) + 1
+    _hits[key] = _hits.get(key, 0) + 1
+    _hit_seconds[0] += seconds
 
 
 def materialization(cause: str, where: tuple) -> None:
@@ -64,11 +62,22 @@ def materialization(cause: str, where: tuple) -> None:
 def snapshot() -> dict[str, Any]:
     """All metrics as a plain dict (a copy)."""
     with _lock:
-        out: dict[str, Any] = {k: _counts.get(k, 0) for k in _COUNTERS}
-        out.update({k: v for k, v in _counts.items() if k not in out})
-        out.update({k: _seconds.get(k, 0.0) for k in _TIMERS})
-        out["materializations_by_cause"] = dict(_causes)
+        hits = dict(_hits)  # (one C-level copy: safe while the executor adds to it)
+        counts = dict(_counts)
+        seconds = dict(_seconds)
+        causes = dict(_causes)
         lines = dict(_lines)
+        seconds["execute_seconds"] = seconds.get("execute_seconds", 0.0) + _hit_seconds[0]
+    n = sum(hits.values())
+    for k in ("materializations", "executions", "cache_hits"):
+        counts[k] = counts.get(k, 0) + n
+    for (cause, w), c in hits.items():
+        causes[cause] = causes.get(cause, 0) + c
+        lines[cause, w] = lines.get((cause, w), 0) + c
+    out: dict[str, Any] = {k: counts.get(k, 0) for k in _COUNTERS}
+    out.update({k: v for k, v in counts.items() if k not in out})
+    out.update({k: seconds.get(k, 0.0) for k in _TIMERS})
+    out["materializations_by_cause"] = causes
     out["materializations_by_line"] = {
         f"{cause} at {os.path.basename(w[0])}:{w[1]}": c for (cause, w), c in lines.items()}
     return out
@@ -80,3 +89,5 @@ def reset() -> None:
         _seconds.update(dict.fromkeys(_seconds, 0.0))
         _causes.clear()
         _lines.clear()
+        _hits.clear()
+        _hit_seconds[0] = 0.0
