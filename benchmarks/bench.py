@@ -5,7 +5,8 @@ Every workload is one plain function ``f(xp, *arrays)`` written with array-API c
 unchanged by every contender (``jax.jit`` traces it with ``jax.numpy``). Samples are
 interleaved: for each repeat the contenders take turns (the order rotates every repeat);
 before each timed sample the script sleeps ``--settle`` seconds and makes one untimed call,
-so a BLAS thread still spinning from the previous contender does not steal CPU. Reported
+so a BLAS thread still spinning from the previous contender does not steal CPU (NumPy's
+OpenBLAS threads spin for ~105-110 ms after a call here, hence the 0.15 s default). Reported
 numbers are medians (and best-of) over the timed samples, warm-up excluded.
 
 The timed region is the call plus forcing the result on the device, never a copy to host:
@@ -13,7 +14,7 @@ NumPy nothing, JAX ``.block_until_ready()``, xla_array ``xla_array.materialize(r
 a wait for the device (the PJRT CPU client is asynchronous; see ``XlaArrayC``).
 
 Usage: python3 benchmarks/bench.py [--repeats 7] [--only 1,2,8] [--quick] [--json out.json]
-                                   [--settle 0.1] [--contenders numpy,xla_array] [--wait-quiet 20]
+                                   [--settle 0.15] [--contenders numpy,xla_array] [--wait-quiet 20]
 See benchmarks/README.md.
 """
 
@@ -829,7 +830,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="small sizes, few repeats (CI smoke)")
     p.add_argument("--json", default=None, help="write raw results to this path")
     p.add_argument("--settle", type=float, default=None,
-                   help="seconds to sleep before each sample (default 0.1, 0.005 with --quick)")
+                   help="seconds to sleep before each sample (default 0.15, 0.005 with --quick)")
     p.add_argument("--contenders", default=",".join(ALL_CONTENDERS),
                    help="comma-separated subset of " + ",".join(ALL_CONTENDERS))
     p.add_argument("--no-overheads", action="store_true", help="skip the overheads section")
@@ -842,7 +843,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeats is None:
         args.repeats = 3 if args.quick else 7
     if args.settle is None:
-        args.settle = 0.005 if args.quick else 0.1
+        args.settle = 0.005 if args.quick else 0.15
 
     wanted = [c.strip() for c in args.contenders.split(",") if c.strip()]
     bad = [c for c in wanted if c not in ALL_CONTENDERS]
