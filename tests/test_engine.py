@@ -134,6 +134,20 @@ def test_metrics_record_causes_and_user_lines(metrics):
     assert where.startswith("float at test_engine.py:")
     for k in ("compiles", "compile_seconds", "cache_hits", "cache_misses", "executions"):
         assert k in m
+    for _ in range(3):  # cache hits (counted apart on the hot path) fold into the same totals
+        xp.materialize(x + 1.0)
+    m2 = metrics()
+    assert m2["materializations"] == m["materializations"] + 3
+    assert m2["executions"] == m["executions"] + 3
+    assert m2["cache_hits"] >= m["cache_hits"] + 2
+    assert m2["materializations_by_cause"] == {"float": 1, "materialize": 3}
+    lines = [k for k in m2["materializations_by_line"] if k.startswith("materialize at ")]
+    assert len(lines) == 1 and m2["materializations_by_line"][lines[0]] == 3
+    assert m2["execute_seconds"] >= m["execute_seconds"]
+    xp.debug.reset_metrics()
+    m3 = xp.debug.metrics()
+    assert m3["materializations"] == 0 and m3["cache_hits"] == 0
+    assert m3["materializations_by_cause"] == {} and m3["execute_seconds"] == 0.0
 
 
 def test_errors_raise_at_record_time_with_shapes():
