@@ -453,8 +453,10 @@ def test_integer_floor_division_signs_and_power():
     a = np.array([7, -7, 7, -7, 0, -128, -128], dtype=np.int8)
     b = np.array([2, 2, -2, -2, 3, -1, 1], dtype=np.int8)
     x, y = xp.asarray(a), xp.asarray(b)
-    np.testing.assert_array_equal(np.asarray(x // y), a // b)
-    np.testing.assert_array_equal(np.asarray(x % y), a % b)
+    with np.errstate(over="ignore"):  # -128 // -1 wraps in NumPy too (the oracle warns)
+        want_div, want_mod = a // b, a % b
+    np.testing.assert_array_equal(np.asarray(x // y), want_div)
+    np.testing.assert_array_equal(np.asarray(x % y), want_mod)
     base = xp.asarray(np.array([2, 3, -1, 1, -2, 0, 5], dtype=np.int64))
     np.testing.assert_array_equal(np.asarray(base ** 3), np.array([2, 3, -1, 1, -2, 0, 5]) ** 3)
     np.testing.assert_array_equal(np.asarray(base ** -1), [0, 0, -1, 1, 0, 0, 0])
