@@ -91,6 +91,26 @@ def test_forms_that_fuse(small_rowpass):
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-12)
 
 
+def test_one_op_shortcut_gives_the_walks_program(small_rowpass):
+    """``fuse``'s shortcut for one binary op of X @ w and a leaf: same operands and program as
+    the general walk, and it declines (leaving the walk to decide) everything else."""
+    X, w, y = _data(np.random.default_rng(8), 64, 5, np.float32)
+    Xx, wx, yx = xp.asarray(X), xp.asarray(w), xp.asarray(y)
+    t = Xx @ wx
+    n, dt = 64, Xx.dtype
+    for v, want in [(t - yx, X @ w - y), (yx - t, y - X @ w), (t * 2.0, (X @ w) * 2),
+                    (2.0 - t, 2 - X @ w), (xp.maximum(t, yx), np.maximum(X @ w, y)),
+                    (t / xp.asarray(np.float32(3)), (X @ w) / 3)]:
+        got = _rowpass._one_op(Xx._node, v._node, n, dt)
+        assert got is not None and got == _rowpass._walk(Xx._node, v._node, n, dt)
+        g = Xx.T @ v
+        assert _fused(g)
+        _close(g, X.T @ want, np.float32)
+    for v in [t - xp.sort(yx), t - (yx * 2.0), xp.exp(t), t + t, yx - yx,
+              t - xp.asarray(y.astype(np.float16))]:
+        assert _rowpass._one_op(Xx._node, v._node, n, dt) is None
+
+
 def test_what_stays_two_products(small_rowpass):
     rng = np.random.default_rng(7)
     X, w, y = _data(rng, 64, 6, np.float32)

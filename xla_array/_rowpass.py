@@ -22,6 +22,7 @@ from typing import Any
 from . import _dtypes as dt
 from . import _flags, _kernels
 from ._devices import Device
+from ._graph import SCALAR
 
 __all__ = ["available", "error", "fuse", "TARGET", "MIN_SIZE", "MIN_ROWS", "OPCODES"]
 
@@ -93,6 +94,40 @@ def fuse(X: Any, v: Any, device: Any) -> tuple[tuple, tuple] | None:
             or n * d < MIN_SIZE or n < MIN_ROWS or type(device) is not Device
             or device.platform != "cpu" or not _flags._values["rowpass"]):
         return None
+    m = _one_op(X, v, n, dtype)
+    if m is None:
+        m = _walk(X, v, n, dtype)
+    return m if m is not None and available() else None
+
+
+def _one_op(X: Any, v: Any, n: int, dtype: Any) -> tuple[tuple, tuple] | None:
+    """``fuse`` for the commonest ``f``, one binary op of ``t = X @ w`` and a computed vector
+    or a scalar (``X @ w - y``, ``y - X @ w``, ``X @ w * s``): the same operands and program as
+    ``_walk`` at a fifth of its cost (the record path of a GD step). None: ask ``_walk``."""
+    code = OPCODES.get(v.op.name)
+    if (code is None or code >= 20 or v.shape != (n,) or v.attrs[0] is not dtype
+            or v.attrs[1] is not dtype):
+        return None
+    a, b = v.inputs
+    w = _is_xw(a, X)
+    if w is not None:
+        u, prog_op = b, (code, 0, 1, 0)
+    else:
+        w = _is_xw(b, X)
+        if w is None:
+            return None
+        u, prog_op = a, (code, 1, 0, 0)
+    if (u.buffer is None and u.op is not SCALAR) or u.dtype is not dtype:
+        return None
+    if u.shape == (n,):
+        return (X, w, u), (_LOADV, 0, 0, 0) + prog_op
+    if u.shape == ():
+        return (X, w, u), (_LOADS, 0, 0, 0) + prog_op
+    return None
+
+
+def _walk(X: Any, v: Any, n: int, dtype: Any) -> tuple[tuple, tuple] | None:
+    """``fuse``'s general case: an iterative post-order walk of ``v``'s expression."""
     w = None
     vecs: list[Any] = []
     scalars: list[Any] = []
@@ -146,6 +181,6 @@ def fuse(X: Any, v: Any, device: Any) -> tuple[tuple, tuple] | None:
         if len(prog) > 4 * _MAX_PROG:  # too long for the kernel: stop walking
             return None
     # the kernel reads v from the last register (register 0 when v is X @ w itself)
-    if w is None or len(prog) // 4 > _MAX_PROG or reg[v] != len(prog) // 4 or not available():
+    if w is None or len(prog) // 4 > _MAX_PROG or reg[v] != len(prog) // 4:
         return None
     return (X, w, *vecs, *scalars), tuple(prog)
