@@ -103,7 +103,7 @@ def fuse(X: Any, v: Any, device: Any) -> tuple[tuple, tuple] | None:
 def _one_op(X: Any, v: Any, n: int, dtype: Any) -> tuple[tuple, tuple] | None:
     """``fuse`` for the commonest ``f``, one binary op of ``t = X @ w`` and a computed vector
     or a scalar (``X @ w - y``, ``y - X @ w``, ``X @ w * s``): the same operands and program as
-    ``_walk`` at a fifth of its cost (the record path of a GD step). None: ask ``_walk``."""
+    ``_walk`` at a third of its cost (the record path of a GD step). None: ask ``_walk``."""
     code = OPCODES.get(v.op.name)
     if (code is None or code >= 20 or v.shape != (n,) or v.attrs[0] is not dtype
             or v.attrs[1] is not dtype):
