@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _backend, _dtypes, _flags, _metrics
+from . import _backend, _dtypes, _flags, _graph, _metrics
 from ._devices import Device, resolve, target
 from ._dtypes import DType
 from ._executor import check_buffers, materialize_nodes
@@ -36,22 +36,35 @@ _PYSCALAR = (bool, int, float, complex)
 _WEAK = (bool, int, float, complex, TracedScalar)
 
 
-class Array:
-    """A lazily computed n-dimensional array (see the module docstring)."""
+class _ArrayBase:
+    """The handle part of Array: its node, its view record and the node's count of Array
+    handles (``users``, kept as handles are made and freed). The C core replaces it with
+    ``_graphcore.ArrayBase`` (same attributes; ``Array()`` with no node is for unpickling)."""
 
     __slots__ = ("_node", "_view", "__weakref__")
-    __array_priority__ = 100
 
-    def __init__(self, node: Node) -> None:
-        self._node = node
+    def __init__(self, node: Node | None = None) -> None:
         self._view: tuple | None = None  # (weakref to base, key, weakref to base's node, depth)
-        node.users += 1
+        if node is not None:
+            self._node = node
+            node.users += 1
 
     def __del__(self) -> None:
         try:
             self._node.users -= 1
         except AttributeError:  # half-built object or interpreter shutdown
             pass
+
+
+if _graph.NATIVE:
+    from ._graphcore import ArrayBase as _ArrayBase  # type: ignore[assignment]  # noqa: F811
+
+
+class Array(_ArrayBase):
+    """A lazily computed n-dimensional array (see the module docstring)."""
+
+    __slots__ = ()
+    __array_priority__ = 100
 
     def _rebind(self, node: Node) -> None:
         node.users += 1
@@ -313,9 +326,18 @@ def _is_view_key(key: Any, ndim: int) -> bool:
 def wrap(node: Node) -> Array:
     """Make an Array of a freshly recorded node, flushing long pending graphs."""
     if node.depth > _flags._values["max_pending"]:
-        _metrics.count("auto_flushes")
-        materialize_nodes([node], "auto_flush")
+        _flush(node)
     return Array(node)
+
+
+def _flush(node: Node) -> None:
+    _metrics.count("auto_flushes")
+    materialize_nodes([node], "auto_flush")
+
+
+if _graph.NATIVE:  # the same in C (every recorded op returns through wrap)
+    _graph._graphcore.configure_array(Array, _flush, _flags._values)
+    wrap = _graph._graphcore.wrap  # type: ignore[assignment]  # noqa: F811
 
 
 def host_leaf(x: np.ndarray, device: Any, dtype: DType | None = None) -> Node:

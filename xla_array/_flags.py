@@ -61,6 +61,9 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
     "rowpass": (True, _bool, "compute X.T @ f(X @ w) (f elementwise, X float32/float64 on CPU) "
                              "in one pass over X with a native kernel built on first use "
                              "(off: XLA's two products)"),
+    "native": (True, _bool, "use the C core of the graph (xla_array._graphcore, built at install "
+                            "when a C compiler is there) for nodes and recording; off: the "
+                            "pure-Python definitions (read at import)"),
     "matmul_precision": ("default", lambda s: s.strip().lower() or "default",
                          "default, high or highest: XLA precision of matmul-like ops (read when "
                          "they are recorded; float32 is exact on CPU whatever the setting)"),

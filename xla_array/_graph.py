@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from . import _dtypes
+from . import _dtypes, _flags
 from ._dtypes import DType
 
 __all__ = ["Node", "buffer_leaf", "scalar_leaf", "record", "toposort", "user_frame"]
@@ -378,6 +378,30 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
         outs += siblings
     add(tuple([index[n] for n in outs]))
     return order, bufs, scalars, outs, tuple(parts)
+
+
+# The C core (``_native/graphcore.c``, built at install when there is a C compiler) replaces
+# Node, record, user_frame, the two leaf makers and plan_graph with the same objects and
+# functions in C: recording an op and planning a graph are the library's hottest paths. The
+# Python definitions above stay the reference and the fallback (no compiler at install, or
+# XLA_ARRAY_NATIVE=0); tests/test_graphcore.py checks that both give the same results.
+PURE = {"Node": Node, "record": record, "user_frame": user_frame, "buffer_leaf": buffer_leaf,
+        "scalar_leaf": scalar_leaf, "plan_graph": plan_graph}
+NATIVE = False
+if _flags.get("native"):
+    try:
+        from . import _graphcore
+    except ImportError:
+        pass
+    else:
+        _graphcore.configure(BUFFER, SCALAR, _internal, _PKG_DIR, _mixed_devices)
+        Node = _graphcore.Node  # type: ignore[misc]  # noqa: F811
+        record = _graphcore.record  # type: ignore[assignment]  # noqa: F811
+        user_frame = _graphcore.user_frame  # type: ignore[assignment]  # noqa: F811
+        buffer_leaf = _graphcore.buffer_leaf  # type: ignore[assignment]  # noqa: F811
+        scalar_leaf = _graphcore.scalar_leaf  # type: ignore[assignment]  # noqa: F811
+        plan_graph = _graphcore.plan_graph  # type: ignore[assignment]  # noqa: F811
+        NATIVE = True
 
 
 def structure_key(order: list[Node], bufs: list[Node], scalars: list[Node],
