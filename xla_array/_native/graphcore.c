@@ -182,14 +182,16 @@ static PyObject *
 node_get_where(NodeObject *n, void *closure)
 {
     if (n->where == NULL && n->code != NULL) {
-        PyCodeObject *code = (PyCodeObject *)n->code;
+        /* held: an allocation below may run a finalizer that lets another thread read
+         * (and clear) the same node's where meanwhile */
+        PyCodeObject *code = (PyCodeObject *)Py_NewRef(n->code);
         PyObject *ln = PyLong_FromLong(PyCode_Addr2Line(code, n->lasti));
-        if (ln == NULL)
+        PyObject *w = ln ? PyTuple_Pack(2, code->co_filename, ln) : NULL;
+        Py_XDECREF(ln);
+        Py_DECREF(code);
+        if (w == NULL)
             return NULL;
-        n->where = PyTuple_Pack(2, code->co_filename, ln);
-        Py_DECREF(ln);
-        if (n->where == NULL)
-            return NULL;
+        Py_XSETREF(n->where, w);
         Py_CLEAR(n->code);
     }
     if (n->where == NULL) {
