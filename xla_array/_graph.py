@@ -391,8 +391,9 @@ NATIVE = False
 if _flags.get("native"):
     try:
         from . import _graphcore
-    except ImportError:
-        pass
+    except ImportError as _e:  # not built (no C compiler at install) or built for another ABI
+        import logging
+        logging.getLogger("xla_array").debug("graph C core not loaded (%s): pure Python", _e)
     else:
         _graphcore.configure(BUFFER, SCALAR, _internal, _PKG_DIR, _mixed_devices)
         Node = _graphcore.Node  # type: ignore[misc]  # noqa: F811
