@@ -852,7 +852,8 @@ def main(argv: list[str] | None = None) -> int:
     workloads = make_workloads(args.quick)
     if args.only:
         sel = {s.strip() for s in args.only.split(",") if s.strip()}
-        workloads = [w for w in workloads if w["id"] in sel or w["id"].rstrip("ab") in sel]
+        workloads = [w for w in workloads  # "4" selects 4a and 4b, "10" selects 10a-10e
+                     if w["id"] in sel or w["id"].rstrip("abcdefghijklmnopqrstuvwxyz") in sel]
         if not workloads:
             p.error(f"--only {args.only!r} selects no workload")
 

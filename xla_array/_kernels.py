@@ -1,7 +1,8 @@
 """The native kernels (``_native/*.c``): built on first use, cached per user, loaded with ctypes.
 
 xla_array ships a few XLA FFI handlers as C source (BLAS gemm: ``_blas``, ``blas_ffi.c``; the
-one-pass ``X.T @ f(X @ w)``: ``_rowpass``, ``rowpass_ffi.c``). ``library(name)`` compiles
+one-pass ``X.T @ f(X @ w)``: ``_rowpass``, ``rowpass_ffi.c``; LU pivots to a permutation:
+``_ops_linalg``, ``lu_perm_ffi.c``). ``library(name)`` compiles
 ``_native/<name>.c`` into a shared library with the system C compiler (``$CC``, else ``cc``,
 ``gcc`` or ``clang``) against the installed jaxlib's FFI header
 (``jaxlib/include/xla/ffi/api/c_api.h``, the header jax.ffi documents for this), tuned for the

@@ -253,8 +253,17 @@ def _infer_get(inputs: tuple, attrs: tuple) -> tuple:
     return attrs[1], attrs[2]
 
 
-# one result of a multi-result op; attrs: (index, shape, dtype)
-define("get", _infer_get, lambda e, n, a: f"{a[0]}#{n.attrs[0]}").keep = True
+def _lower_get(e: Emitter, n: Any, a: list) -> str:
+    return f"{a[0]}#{n.attrs[0]}"
+
+
+# one result of a multi-result op; attrs: (index, shape, dtype). ``get`` results are written
+# back whenever they are computed (other pending arrays may still use them: the info flag
+# behind the NaN guards of U, S and Vt); ``get_internal`` results are ordinary intermediates,
+# for ops whose results all end up in one returned array (det, solve, inv, eigvalsh, ...):
+# writing those back would only copy them out (~2 ms of a 512x512 inv)
+define("get", _infer_get, _lower_get).keep = True
+define("get_internal", _infer_get, _lower_get)
 
 
 # ---------------------------------------------------------------- reductions
@@ -343,12 +352,15 @@ define("argreduce", _infer_argreduce, _lower_argreduce)
 
 
 def record_multi(op: OpDef, inputs: tuple, attrs: tuple,
-                 outs: list[tuple[tuple, DType]]) -> list:
+                 outs: list[tuple[tuple, DType]], keep: bool = True) -> list:
     """Record a multi-result op (``op.nout > 1``; its ``infer`` returns ``((), bool)``) and one
-    ``get`` node per result; returns the ``get`` nodes (what Arrays should hold)."""
+    ``get`` node per result; returns the ``get`` nodes (what Arrays should hold). ``keep``:
+    results are written back whenever computed (False: only where an Array holds them, for
+    callers that return one array built from all of them)."""
     from ._graph import record
+    get = OPS["get" if keep else "get_internal"]
     m = record(op, inputs, attrs)
-    gets = [record(OPS["get"], (m,), (i, tuple(s), d)) for i, (s, d) in enumerate(outs)]
+    gets = [record(get, (m,), (i, tuple(s), d)) for i, (s, d) in enumerate(outs)]
     # the op remembers its results weakly: a graph computing one of them also writes back the
     # live siblings (U, s, Vt = svd(x); float(s[0]) must not leave U and Vt to a second svd)
     m.value = tuple([weakref.ref(g) for g in gets])

@@ -143,7 +143,7 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     x = _matrix(x, "cholesky", square=True)
     if x.size == 0:
         return astype(x, x.dtype)
-    low, info = cholesky_lower(x)
+    low, info = cholesky_lower(x, keep=False)
     from ._creation import tril
     bad = _bad(info) if info is not None else _any(isnan(low), axis=(-2, -1))
     low = nan_where(bad, tril(low))
@@ -175,7 +175,7 @@ def eigvalsh(x: Array, /) -> Array:
     _, w, info = lapack(f"{prefix}evd_ffi", x.dtype, [x],
                         [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)),
                          (x.shape[:-2], dt.int32)],
-                        (("mode", char("N")), ("uplo", char("L"))))
+                        (("mode", char("N")), ("uplo", char("L"))), keep=False)
     return nan_where(_bad(info, x), w)
 
 
@@ -186,7 +186,7 @@ def _geev(x: Array, vectors: bool) -> tuple[Array, Array | None]:
     *w, _vl, vr, info = lapack("geev_ffi", x.dtype, [x], outs,
                                (("compute_left", char("N")),
                                 ("compute_right", char("V" if vectors else "N"))),
-                               alias=False)
+                               alias=False, keep=vectors)
     w0 = make_complex(w[0], w[1]) if len(w) == 2 else w[0]
     bad = _bad(info, x)
     return nan_where(bad, w0), (nan_where(bad, vr) if vectors else None)
@@ -218,7 +218,8 @@ def _gesdd(x: Array, mode: str) -> list[Array]:
     _, s, u, vt, info = lapack("gesdd_ffi", x.dtype, [x],
                                [(x.shape, x.dtype), ((*batch, k), _real(x.dtype)),
                                 ((*batch, *us), x.dtype), ((*batch, *vs), x.dtype),
-                                (tuple(batch), dt.int32)], (("mode", char(mode)),))
+                                (tuple(batch), dt.int32)], (("mode", char(mode)),),
+                               keep=mode != "N")
     bad = _bad(info, x)
     if mode == "N":
         return [nan_where(bad, s)]
@@ -277,9 +278,10 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
 
 # ---------------------------------------------------------------- LU-based
 
-def _lu_parts(x: Array) -> tuple[Array, Array, Array, Array]:
-    """(packed LU, diagonal of U, sign of the row permutation (+-1 in x.dtype), info)."""
-    lu_, piv, info = getrf(x)
+def _lu_parts(x: Array, keep: bool) -> tuple[Array, Array, Array, Array]:
+    """(packed LU, diagonal of U, sign of the row permutation (+-1 in x.dtype), info);
+    ``keep``: see ``lapack``."""
+    lu_, piv, info = getrf(x, keep)
     k = piv.shape[-1]
     from ._creation import arange
     swaps = _sum(astype(not_equal(piv, arange(1, k + 1, dtype=dt.int32, device=x.device)),
@@ -293,7 +295,7 @@ def det(x: Array, /) -> Array:
     x = _matrix(x, "det", square=True)
     if x.size == 0:
         return _empty_reduce(x, 1)
-    _, d, parity, _ = _lu_parts(x)
+    _, d, parity, _ = _lu_parts(x, keep=False)
     return _prod(d, axis=-1) * parity
 
 
@@ -308,7 +310,7 @@ def slogdet(x: Array, /) -> SlogdetResult:
     rd = _real(x.dtype)
     if x.size == 0:
         return SlogdetResult(_empty_reduce(x, 1), _empty_reduce(x, 0, rd))
-    _, d, parity, _ = _lu_parts(x)
+    _, d, parity, _ = _lu_parts(x, keep=True)
     ad = _abs(d)
     if x.dtype.kind == "c":
         unit = where(ad == 0, 0, d / astype(where(ad == 0, 1, ad), x.dtype))
@@ -317,15 +319,26 @@ def slogdet(x: Array, /) -> SlogdetResult:
     return SlogdetResult(_prod(unit, axis=-1) * parity, _sum(log(ad), axis=-1))
 
 
+def _permute_rows(b: Array, perm: Array) -> Array:
+    """``b[..., perm, :]`` matrix by matrix (``perm``: one row permutation per matrix of the
+    stack, broadcast with ``b``'s): the stack is flattened into one row gather."""
+    from ._creation import _iota
+    from ._utility import take
+    batch = broadcast_shapes(perm.shape[:-1], b.shape[:-2])
+    m, k = b.shape[-2:]
+    nb = math.prod(batch)
+    rows = reshape(broadcast_to(b, batch + (m, k)), (nb * m, k))
+    idx = reshape(broadcast_to(perm, batch + (m,)), (nb, m))
+    if nb > 1:
+        idx = idx + _iota(0, dt.int32, b.device, (nb, 1), 0) * m
+    return reshape(take(rows, reshape(idx, (nb * m,)), axis=0), batch + (m, k))
+
+
 def _lu_solve(x: Array, b: Array) -> Array:
     """Solve x @ out = b (b of shape batch' + (M, K)); singular matrices give NaN."""
-    lu_, piv, info = getrf(x)
-    m = x.shape[-1]
-    perm = pivots_to_perm(piv, m)
-    from ._creation import _iota
-    cols = _iota(0, dt.int32, x.device, (m,), 0)
-    p = astype(reshape(perm, perm.shape + (1,)) == cols, x.dtype)  # P @ x == L @ U
-    y = tri_solve(lu_, matmul(p, b), lower=True, unit=True)
+    lu_, piv, info = getrf(x, keep=False)
+    perm = pivots_to_perm(piv, x.shape[-1])  # x[..., perm, :] == L @ U
+    y = tri_solve(lu_, _permute_rows(b, perm), lower=True, unit=True)
     out = tri_solve(lu_, y, lower=False)
     bad = broadcast_to(info > 0, out.shape[:-2])
     return nan_where(bad, out)
