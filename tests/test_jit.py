@@ -98,3 +98,28 @@ def test_serialized_function_runs_in_another_process_without_compiling(tmp_path)
         xp.deserialize(blob[:-5])
     with pytest.raises(ValueError, match="not a serialized"):
         xp.deserialize(b"junk")
+
+
+SOLVE_SCRIPT = """
+import sys, numpy as np, xla_array as xp
+f = xp.deserialize(open(sys.argv[1], "rb").read())
+a = np.random.default_rng(0).standard_normal((4, 4)) + 4 * np.eye(4)
+b = np.arange(8.0).reshape(4, 2)
+out = np.asarray(f(xp.asarray(a), xp.asarray(b)))
+print(float(np.abs(out - np.linalg.solve(a, b)).max()), xp.debug.metrics()["compiles"])
+"""
+
+
+def test_serialized_solve_registers_its_native_kernel_in_the_new_process(tmp_path):
+    """solve calls the LU permutation kernel: a process that only loads the function must
+    build and register it before loading (it recorded no solve that would have)."""
+    a = np.random.default_rng(0).standard_normal((4, 4)) + 4 * np.eye(4)
+    b = np.arange(8.0).reshape(4, 2)
+    c = xp.compile(lambda a, b: xp.linalg.solve(a, b), xp.asarray(a), xp.asarray(b))
+    assert "xla_array_lu_perm" in c.as_text()
+    path = tmp_path / "solve.bin"
+    path.write_bytes(c.serialize())
+    out = subprocess.run([sys.executable, "-c", SOLVE_SCRIPT, str(path)], check=True,
+                         capture_output=True, text=True, env=dict(os.environ)).stdout
+    err, compiles = out.split()
+    assert float(err) < 1e-12 and compiles == "0"

@@ -132,11 +132,12 @@ def _guard(cause: str, where: tuple) -> None:
 # custom-call targets an executable may call, by the prefix of their names in its text; an
 # executable loaded from bytes (disk cache, xp.deserialize) needs them registered first
 _TARGETS = (("lapack", '"lapack_'), ("blas", '"xla_array_gemm_'),
-            ("rowpass", '"xla_array_rowpass"'))
+            ("rowpass", '"xla_array_rowpass"'), ("lu_perm", '"xla_array_lu_perm"'))
 
 
 def custom_targets(text: str) -> list[str]:
-    """The kinds of custom-call targets a module's text calls ('lapack', 'blas', 'rowpass')."""
+    """The kinds of custom-call targets a module's text calls ('lapack', 'blas', 'rowpass',
+    'lu_perm')."""
     return [kind for kind, mark in _TARGETS if mark in text]
 
 
@@ -155,6 +156,11 @@ def register_targets(kinds: list[str]) -> None:
         if not _rowpass.available():
             raise _backend.BackendError(f"the row-pass kernel is unavailable here "
                                         f"({_rowpass.error()})")
+    if "lu_perm" in kinds:
+        from ._ops_linalg import _PERM_KERNEL
+        if not _PERM_KERNEL.available():
+            raise _backend.BackendError(f"the LU permutation kernel is unavailable here "
+                                        f"({_PERM_KERNEL.error})")
 
 
 def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
