@@ -35,7 +35,7 @@ from typing import Any
 
 from . import _backend
 
-__all__ = ["Kernel", "library", "register", "source"]
+__all__ = ["Kernel", "handler_kernel", "library", "register", "source"]
 
 log = logging.getLogger("xla_array")
 # tried in order: the first set the compiler accepts is used (the last one always is, by any
@@ -96,6 +96,18 @@ class Kernel:
                     self.error = str(e)
                     self.ok = False
         return self.ok
+
+
+def handler_kernel(what: str, instead: str, name: str, symbol: str, target: str) -> Kernel:
+    """The Kernel of a library with one handler: ``_native/<name>.c`` exports ``symbol`` (an
+    XLA FFI handler, registered as CPU custom-call target ``target``) and ``<symbol>_abi()``,
+    which must return 1 (a library built from other sources is refused, never called)."""
+    def load() -> None:
+        lib = library(name)
+        if getattr(lib, f"{symbol}_abi")() != 1:
+            raise RuntimeError("unexpected kernel ABI version")
+        register(lib, symbol, target)
+    return Kernel(what, instead, load)
 
 
 def register(lib: ctypes.CDLL, symbol: str, target: str) -> None:

@@ -276,14 +276,8 @@ define("lu_permutation_kernel", _infer_perm, _lower_perm_kernel)
 _PERM_TARGET = "xla_array_lu_perm"
 
 
-def _load_perm() -> None:
-    lib = _kernels.library("lu_perm_ffi")
-    if lib.xa_lu_perm_abi() != 1:
-        raise RuntimeError("unexpected kernel ABI version")
-    _kernels.register(lib, "xa_lu_perm", _PERM_TARGET)
-
-
-_PERM_KERNEL = _kernels.Kernel("LU permutation kernel", "an XLA loop", _load_perm)
+_PERM_KERNEL = _kernels.handler_kernel("LU permutation kernel", "an XLA loop", "lu_perm_ffi",
+                                       "xa_lu_perm", _PERM_TARGET)
 
 
 def pivots_to_perm(piv: Array, m: int) -> Array:

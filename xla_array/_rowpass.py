@@ -45,14 +45,9 @@ _LOADV, _LOADS = 1, 2
 _MAX_PROG, _MAX_IN = 64, 16  # the C file's limits
 _DTYPES = (dt.float32, dt.float64)
 
-def _load() -> None:
-    lib = _kernels.library("rowpass_ffi")
-    if lib.xa_rowpass_abi() != 1:
-        raise RuntimeError("unexpected kernel ABI version")
-    _kernels.register(lib, "xa_rowpass", TARGET)
 
-
-_KERNEL = _kernels.Kernel("row-pass kernel", "XLA's dots", _load)
+_KERNEL = _kernels.handler_kernel("row-pass kernel", "XLA's dots", "rowpass_ffi", "xa_rowpass",
+                                  TARGET)
 
 
 def available() -> bool:
