@@ -293,9 +293,9 @@ def test_dropped_buffers_are_donated_only_when_nothing_else_reaches_them():
 
 
 def test_many_scalars_are_passed_packed_and_never_recompile(metrics):
-    """From _lower.PACK_MIN scalars on, each dtype's scalars travel as one vector parameter:
-    same values as NumPy, new values reuse the executable."""
-    from xla_array._lower import PACK_MIN
+    """A graph of elementwise ops with _executor.PACK_MIN scalars or more passes each dtype's
+    scalars as one vector parameter: same values as NumPy, new values reuse the executable."""
+    from xla_array._executor import PACK_MIN
     a = np.linspace(-1, 1, 7, dtype=np.float32)
     k = np.arange(7, dtype=np.int32)
 
@@ -328,6 +328,56 @@ def test_many_scalars_are_passed_packed_and_never_recompile(metrics):
     ex, ei = expect(ws2)
     np.testing.assert_allclose(np.asarray(x), ex, rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(i), ei)
+
+
+def test_scalars_of_a_loop_with_products_are_parameters_of_their_own(metrics):
+    """With an op XLA does not fuse (here a matrix product) the scalars stay 0-d parameters:
+    packed, each step's fusion would read its own slice offset and XLA would compile one kernel
+    per step instead of one for all. Values still never recompile."""
+    from xla_array._executor import PACK_MIN
+    steps = PACK_MIN + 4
+    m = np.linspace(-0.2, 0.2, 36, dtype=np.float32).reshape(6, 6)
+    v = np.linspace(1, 2, 6, dtype=np.float32)
+
+    def run(ws):
+        x, w = xp.asarray(v), xp.asarray(m)
+        for s in ws:
+            x = x - s * (w @ x)
+        return x
+
+    def expect(ws):
+        x = v.copy()
+        for s in ws:
+            x = x - np.float32(s) * (m @ x)
+        return x
+
+    ws = [0.1 + 0.01 * j for j in range(steps)]
+    x = run(ws)
+    text = xp.debug.mlir(x)
+    head = next(line for line in text.splitlines() if "func.func public @main" in line)
+    assert head.count(": tensor<f32>") == steps and "stablehlo.slice" not in text
+    np.testing.assert_allclose(np.asarray(x), expect(ws), rtol=1e-5)
+    before = xp.debug.metrics()["compiles"]
+    ws2 = [0.3 - 0.02 * j for j in range(steps)]
+    np.testing.assert_allclose(np.asarray(run(ws2)), expect(ws2), rtol=1e-5)
+    assert xp.debug.metrics()["compiles"] == before
+
+
+def test_scalar_parameters_keep_their_exact_value():
+    """The cache of scalar parameter buffers keys on the exact value: -0.0 is not 0.0, a NaN
+    stays a NaN, an int and a float of equal value share a buffer, a bool is not an int."""
+    x = xp.asarray(np.ones(3, np.float32))
+    for s in (0.0, -0.0, 0.0, -0.0, float("nan"), 2, 2.0, 0.1, 0.1000000001, -0.1):
+        got = np.asarray(x * s)
+        want = np.ones(3, np.float32) * np.float32(s)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    n = xp.asarray(np.arange(3, dtype=np.int32))
+    for s in (True, 1, False, 0, 7):
+        np.testing.assert_array_equal(np.asarray(n + s), np.arange(3, dtype=np.int32) + int(s))
+    b = xp.asarray(np.array([True, False, True]))
+    for s in (True, False, True):
+        np.testing.assert_array_equal(np.asarray(b & s), np.array([True, False, True]) & s)
 
 
 def test_executable_cache_evicts_the_least_recently_used():

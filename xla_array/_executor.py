@@ -20,7 +20,7 @@ import numpy as np
 from . import _backend, _flags, _metrics, _telemetry
 from ._cache import disk, executables
 from ._graph import BUFFER, SCALAR, Node, Placeholder, plan_graph, user_frame
-from ._lower import PACK_MIN, lower, scalar_groups
+from ._lower import lower, scalar_groups
 
 __all__ = ["materialize_nodes", "scalar_buffer", "CompileError"]
 
@@ -34,10 +34,12 @@ class CompileError(RuntimeError):
 
 
 class Compiled:
-    __slots__ = ("exe", "text", "key", "compile_seconds", "lower_seconds", "out_specs")
+    __slots__ = ("exe", "text", "key", "compile_seconds", "lower_seconds", "out_specs", "packed")
 
-    def __init__(self, exe: Any, text: str, key: Any, cs: float, ls: float) -> None:
+    def __init__(self, exe: Any, text: str, key: Any, cs: float, ls: float,
+                 packed: bool = False) -> None:
         self.out_specs: Any = None  # (shape, numpy dtype) per output, built on first run
+        self.packed = packed  # scalars passed as one vector per dtype (``packs_scalars``)
         self.exe = exe
         self.text = text
         self.key = key
@@ -67,26 +69,56 @@ def scalar_buffer(n: Node) -> Any:
     return scalar_buffer_of(n.value, n.dtype, n.device)
 
 
-def scalar_buffer_of(value: Any, dtype: Any, device: Any) -> Any:
-    """A device buffer holding a runtime scalar parameter (cached by exact value bits)."""
+def _scalar_cache(device: Any) -> dict[Any, Any]:
     entry = _scalars.get(id(device))
     if entry is None or entry[0] is not device:
         entry = _scalars[id(device)] = (device, {})
-    cache = entry[1]
-    key = (dtype, value.hex() if type(value) is float else _value_key(value))
-    buf = cache.get(key)
-    if buf is None:
-        v = np.asarray(value, dtype=dtype.np)
-        buf = device._put(v, owned=True)  # a Device, or a Mesh (a replicated buffer)
-        if len(cache) >= _SCALAR_CACHE:  # drop the oldest quarter (dicts keep order)
-            for k in list(cache)[:_SCALAR_CACHE // 4]:
-                cache.pop(k, None)
-        cache[key] = buf
+    return entry[1]
+
+
+def _new_scalar(cache: dict[Any, Any], key: Any, value: Any, dtype: Any, device: Any) -> Any:
+    buf = device._put(np.asarray(value, dtype=dtype.np), owned=True)  # a Device, or a Mesh
+    if len(cache) >= _SCALAR_CACHE:  # drop the oldest quarter (dicts keep order)
+        for k in list(cache)[:_SCALAR_CACHE // 4]:
+            cache.pop(k, None)
+    cache[key] = buf
     return buf
 
 
-# packed scalar vectors (see _lower.PACK_MIN), by exact bytes: a loop flushed every few steps
-# passes the same values each time and needs no host->device copy after the first
+def scalar_buffer_of(value: Any, dtype: Any, device: Any) -> Any:
+    """A device buffer holding a runtime scalar parameter (cached by exact value bits)."""
+    cache = _scalar_cache(device)
+    t = type(value)
+    # a nonzero, non-NaN float or an int is its own key (equal values convert to the same
+    # bits); zeros (-0.0 == 0.0), NaNs, bools and other types go by their exact bits
+    key = ((dtype, value) if (t is float and value and value == value) or t is int
+           else (dtype, _value_key(value)))
+    buf = cache.get(key)
+    return buf if buf is not None else _new_scalar(cache, key, value, dtype, device)
+
+
+# From this many scalars on, a graph of fusing ops only (``OpDef.fuses``: elementwise and
+# layout ops, which XLA compiles into one loop) takes its scalars packed in one vector per
+# dtype, sliced apart in the module: one argument per dtype instead of one per scalar, and
+# jaxlib spends ~0.25-0.4 us per argument of an execution (a 100-op chain of scalar ops:
+# ~40 us). Never in other graphs: each fusion that reads a slice has its offset baked in, so
+# the repeated steps of a loop become distinct fusions and XLA compiles a kernel for each (a
+# 20-step gradient loop: ~310 ms against ~55 ms with 0-d parameters, one kernel for the 20).
+PACK_MIN = 8
+
+
+def packs_scalars(order: list[Node], scalars: list[Node], device: Any) -> bool:
+    """Whether the graph ``order`` passes its ``scalars`` packed (see ``PACK_MIN``)."""
+    if len(scalars) < PACK_MIN or device._spmd:
+        return False
+    for n in order:
+        if not n.op.fuses:
+            return False
+    return True
+
+
+# packed scalar vectors by exact bytes: a loop flushed every few steps passes the same values
+# each time and needs no host->device copy after the first
 _packed: dict[int, tuple[Any, dict[Any, Any]]] = {}
 _PACKED_CACHE = 256
 
@@ -105,6 +137,20 @@ def packed_buffer(v: np.ndarray, device: Any) -> Any:
                 cache.pop(k, None)
         cache[key] = buf
     return buf
+
+
+def scalar_args(scalars: list[Node], device: Any, args: list) -> None:
+    """Append the device buffers of runtime scalar parameters ``scalars`` to ``args``
+    (``scalar_buffer_of`` for each, inlined: a graph flushed from a loop has dozens)."""
+    cache = _scalar_cache(device)
+    get = cache.get
+    for n in scalars:
+        v = n.value
+        t = type(v)
+        key = ((n.dtype, v) if (t is float and v and v == v) or t is int
+               else (n.dtype, _value_key(v)))
+        buf = get(key)
+        args.append(buf if buf is not None else _new_scalar(cache, key, v, n.dtype, device))
 
 
 def _where_text(order: list[Node], limit: int = 8) -> str:
@@ -164,13 +210,14 @@ def register_targets(kinds: list[str]) -> None:
 
 
 def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
-                  device: Any, donate: frozenset = frozenset(), pack: bool = False) -> Compiled:
+                  device: Any, donate: frozenset = frozenset()) -> Compiled:
     limit = int(_flags.get("max_compiles"))
     if limit and _metrics.snapshot()["compiles"] >= limit:
         from .debug import explain_key
         raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
                            f"graph differs from the cached ones by: {explain_key(key)}")
     t0 = time.perf_counter()
+    pack = packs_scalars(order, scalars, device)
     options = _options()
     digest = disk.digest(key, _disk_context(options)) if disk.folder() else None
     if digest is not None:
@@ -185,7 +232,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
             else:
                 _metrics.count("disk_hits")
                 _metrics.add_time("disk_load_seconds", time.perf_counter() - t0)
-                return Compiled(exe, None, key, 0.0, time.perf_counter() - t0)
+                return Compiled(exe, None, key, 0.0, time.perf_counter() - t0, pack)
     text = lower(order, bufs, scalars, outs, donate,
                  device._annotations(bufs, scalars, outs), pack)  # SPMD hooks on a Mesh
     t1 = time.perf_counter()
@@ -216,7 +263,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     _telemetry.emit("compile", {"key": key, "ops": len(order), "lower_seconds": t1 - t0,
                                 "compile_seconds": t2 - t1, "total_seconds": t2 - t0,
                                 "where": _where_text(order, 3)})
-    return Compiled(exe, text, key, t2 - t1, t1 - t0)
+    return Compiled(exe, text, key, t2 - t1, t1 - t0, pack)
 
 
 def _options() -> dict[str, Any]:
@@ -370,18 +417,17 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     if compiled is None:
         _metrics.count("cache_misses")
         executables.note_miss(key)
-        compiled = compile_graph(key, order, bufs, scalars, outs, device, donate, pack=True)
+        compiled = compile_graph(key, order, bufs, scalars, outs, device, donate)
         executables.put(key, compiled)
         hit = False
     else:
         hit = True
-    if len(scalars) < PACK_MIN or device._spmd:
-        for n in scalars:
-            args.append(scalar_buffer_of(n.value, n.dtype, n.device))
-    else:  # one vector per dtype (see _lower.PACK_MIN)
+    if compiled.packed:  # one vector per dtype
         for d, idxs in scalar_groups(scalars):
             args.append(packed_buffer(np.array([scalars[i].value for i in idxs], dtype=d.np),
                                       device))
+    else:
+        scalar_args(scalars, device, args)
     specs = compiled.out_specs
     if specs is None:
         specs = compiled.out_specs = tuple([(n.shape, n.dtype.np) for n in outs])

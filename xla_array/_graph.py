@@ -30,9 +30,10 @@ class OpDef:
     writes StableHLO text. Defined in ``_ops``; this class lives here so leaves need no import.
     """
 
-    __slots__ = ("name", "infer", "lower", "nout", "weight", "keep")
+    __slots__ = ("name", "infer", "lower", "nout", "weight", "keep", "fuses")
 
-    def __init__(self, name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1) -> None:
+    def __init__(self, name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1,
+                 fuses: bool = False) -> None:
         self.name = name
         self.infer = infer
         self.lower = lower
@@ -43,6 +44,9 @@ class OpDef:
         # how much this op adds to a pending graph's depth (auto-flush budget): heavy ops such
         # as matmuls and decompositions fuse with nothing and cost much compile time
         self.weight = weight
+        # XLA fuses it into one loop with its neighbours (elementwise and layout ops): a graph
+        # of such ops only may pass its scalars packed (``_executor.packs_scalars``)
+        self.fuses = fuses
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"

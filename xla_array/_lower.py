@@ -122,12 +122,6 @@ def _loc(where: Any) -> str:
     return f' loc("{fname}":{line}:0)'
 
 
-# From this many scalar parameters on, the executor passes the scalars of each dtype packed
-# in one vector (one host->device copy instead of one cached buffer lookup per scalar: a
-# 128-op auto-flushed chain has 128 of them); the lowering slices them out again.
-PACK_MIN = 8
-
-
 def scalar_groups(scalars: list[Node]) -> list[tuple[Any, list[int]]]:
     """The packed scalar parameters: (dtype, positions in ``scalars``), by first appearance."""
     groups: dict[Any, list[int]] = {}
@@ -142,12 +136,13 @@ def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
     """The StableHLO module for computing ``outputs``; parameters are buffers then scalars.
     Parameters whose index is in ``donate`` are marked as donors (XLA may reuse them).
     ``spmd`` (``_spmd.Annotator``, for graphs on a mesh) adds the sharding annotations.
-    ``pack``: with ``PACK_MIN`` scalars or more (and no ``spmd``), the scalars come as one
-    vector parameter per dtype (``scalar_groups``)."""
+    Each scalar is a 0-d parameter; with ``pack`` (``_executor.packs_scalars`` decides; never
+    with ``spmd``), the scalars of each dtype come as one vector parameter that the module
+    slices apart (``scalar_groups``)."""
     e = Emitter()
     names: dict[int, str] = {}
     params = []
-    packed = pack and spmd is None and len(scalars) >= PACK_MIN
+    packed = pack and spmd is None
     for j, n in enumerate(bufs if packed else bufs + scalars):
         name = f"%arg{j}"
         ty = tensor_type(n.shape, n.dtype)

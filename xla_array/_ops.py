@@ -26,8 +26,9 @@ HEAVY = 16  # auto-flush weight of matmuls (see OpDef.weight)
 DECOMP = 8  # auto-flush weight of decompositions, solves and FFTs (custom calls)
 
 
-def define(name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1) -> OpDef:
-    op = OpDef(name, infer, lower, nout, weight)
+def define(name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1,
+           fuses: bool = False) -> OpDef:
+    op = OpDef(name, infer, lower, nout, weight, fuses)
     assert name not in OPS, name
     OPS[name] = op
     return op
@@ -109,7 +110,7 @@ def _infer_convert(inputs: tuple, attrs: tuple) -> tuple:
 
 
 define("convert", _infer_convert,
-       lambda e, n, a: convert(e, a[0], n.shape, n.inputs[0].dtype, n.dtype))
+       lambda e, n, a: convert(e, a[0], n.shape, n.inputs[0].dtype, n.dtype), fuses=True)
 
 
 def _infer_reshape(inputs: tuple, attrs: tuple) -> tuple:
@@ -117,7 +118,7 @@ def _infer_reshape(inputs: tuple, attrs: tuple) -> tuple:
 
 
 define("reshape", _infer_reshape,
-       lambda e, n, a: e.op("stablehlo.reshape", a, tensor_type(n.shape, n.dtype)))
+       lambda e, n, a: e.op("stablehlo.reshape", a, tensor_type(n.shape, n.dtype)), fuses=True)
 
 
 def _infer_broadcast(inputs: tuple, attrs: tuple) -> tuple:
@@ -125,7 +126,7 @@ def _infer_broadcast(inputs: tuple, attrs: tuple) -> tuple:
 
 
 define("broadcast", _infer_broadcast,
-       lambda e, n, a: bcast(e, a[0], n.inputs[0].shape, n.shape, n.dtype))
+       lambda e, n, a: bcast(e, a[0], n.inputs[0].shape, n.shape, n.dtype), fuses=True)
 
 
 def _infer_transpose(inputs: tuple, attrs: tuple) -> tuple:
@@ -135,7 +136,7 @@ def _infer_transpose(inputs: tuple, attrs: tuple) -> tuple:
 
 define("transpose", _infer_transpose,
        lambda e, n, a: e.op("stablehlo.transpose", a, tensor_type(n.shape, n.dtype),
-                            f"permutation = {i64s(n.attrs[0])}"))
+                            f"permutation = {i64s(n.attrs[0])}"), fuses=True)
 
 
 def _infer_slice(inputs: tuple, attrs: tuple) -> tuple:
@@ -147,11 +148,12 @@ def _infer_slice(inputs: tuple, attrs: tuple) -> tuple:
 define("slice", _infer_slice,
        lambda e, n, a: e.op("stablehlo.slice", a, tensor_type(n.shape, n.dtype),
                             f"start_indices = {i64s(n.attrs[0])}, "
-                            f"limit_indices = {i64s(n.attrs[1])}, strides = {i64s(n.attrs[2])}"))
+                            f"limit_indices = {i64s(n.attrs[1])}, strides = {i64s(n.attrs[2])}"),
+       fuses=True)
 
 define("reverse", _same,
        lambda e, n, a: e.op("stablehlo.reverse", a, tensor_type(n.shape, n.dtype),
-                            f"dimensions = {i64s(n.attrs[0])}"))
+                            f"dimensions = {i64s(n.attrs[0])}"), fuses=True)
 
 
 def _infer_concat(inputs: tuple, attrs: tuple) -> tuple:
@@ -167,7 +169,7 @@ def _lower_concat(e: Emitter, n: Any, a: list) -> str:
                 f"dimension = {n.attrs[0]} : i64")
 
 
-define("concat", _infer_concat, _lower_concat)
+define("concat", _infer_concat, _lower_concat, fuses=True)
 
 
 def _infer_pad(inputs: tuple, attrs: tuple) -> tuple:
@@ -186,7 +188,7 @@ def _lower_pad(e: Emitter, n: Any, a: list) -> str:
 
 
 # attrs: (low, high, interior); pads with zeros (False for bool)
-define("pad", _infer_pad, _lower_pad)
+define("pad", _infer_pad, _lower_pad, fuses=True)
 
 
 def _infer_select(inputs: tuple, attrs: tuple) -> tuple:
@@ -203,7 +205,7 @@ def _lower_select(e: Emitter, n: Any, a: list) -> str:
     return select(e, vals[0], vals[1], vals[2], n.shape, n.dtype)
 
 
-define("select", _infer_select, _lower_select)
+define("select", _infer_select, _lower_select, fuses=True)
 
 
 def _infer_iota(inputs: tuple, attrs: tuple) -> tuple:
@@ -212,7 +214,7 @@ def _infer_iota(inputs: tuple, attrs: tuple) -> tuple:
 
 define("iota", _infer_iota,
        lambda e, n, a: e.op("stablehlo.iota", [], tensor_type(n.shape, n.dtype),
-                            f"iota_dimension = {n.attrs[1]} : i64"))
+                            f"iota_dimension = {n.attrs[1]} : i64"), fuses=True)
 
 
 def _infer_dot(inputs: tuple, attrs: tuple) -> tuple:

@@ -473,4 +473,4 @@ def dtypes_for(name: str, in_dtypes: list[DType]) -> tuple[DType, DType]:
 
 
 for _name in ELEMENTWISE:
-    define(_name, _infer(_name), _lower(_name))
+    define(_name, _infer(_name), _lower(_name), fuses=True)

@@ -305,7 +305,7 @@ def nan_where(bad: Array, x: Array) -> Array:
 
 
 define("complex", lambda ins, attrs: (ins[0].shape, dt.complex_of(ins[0].dtype)),
-       lambda e, n, a: e.op("stablehlo.complex", a, tensor_type(n.shape, n.dtype)))
+       lambda e, n, a: e.op("stablehlo.complex", a, tensor_type(n.shape, n.dtype)), fuses=True)
 
 
 # ---------------------------------------------------------------- FFT

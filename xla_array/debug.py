@@ -10,7 +10,7 @@ from typing import Any
 from . import _backend, _metrics, _telemetry
 from ._array import Array
 from ._cache import executables
-from ._executor import compile_graph, plan
+from ._executor import compile_graph, packs_scalars, plan
 from ._graph import toposort
 from ._ops_elementwise import ELEMENTWISE
 
@@ -45,7 +45,7 @@ def _compiled(arrays: tuple) -> Any:
     order, bufs, scalars, outs, key = plan(nodes)
     c = executables.get(key)
     if c is None:
-        c = compile_graph(key, order, bufs, scalars, outs, nodes[0].device, pack=True)
+        c = compile_graph(key, order, bufs, scalars, outs, nodes[0].device)
         executables.put(key, c)
     return c
 
@@ -66,7 +66,8 @@ def mlir(*arrays: Any, **kwargs: Any) -> str:
         return ""
     order, bufs, scalars, outs, _key = plan(nodes)
     return lower(order, bufs, scalars, outs, frozenset(),
-                 nodes[0].device._annotations(bufs, scalars, outs), pack=True)
+                 nodes[0].device._annotations(bufs, scalars, outs),
+                 packs_scalars(order, scalars, nodes[0].device))
 
 
 def hlo(*arrays: Array) -> str:
