@@ -5,6 +5,7 @@ NumPy, and the dtype objects themselves."""
 from __future__ import annotations
 
 import itertools
+import os
 import warnings
 
 import array_api_strict as strict
@@ -171,3 +172,19 @@ def test_info_errors_and_dtype_objects():
     assert np.dtype(xp.asarray(np.zeros(2, dtype=np.uint16)).dtype.np) == np.uint16
     import pickle
     assert pickle.loads(pickle.dumps(xp.complex64)) is xp.complex64
+
+
+def test_subnormals_are_flushed_as_docs_dtypes_says():
+    """docs/dtypes.md ("Subnormal numbers"): XLA's CPU runtime flushes subnormals in arithmetic
+    (stored values read back unchanged). If a jaxlib stops doing so, that section must change."""
+    tiny = np.array([1e-40, 3.0], dtype=np.float32)
+    x = xp.asarray(tiny)
+    np.testing.assert_array_equal(np.asarray(x), tiny)
+    np.testing.assert_array_equal(np.asarray(x * 1.0), [0.0, 3.0])
+    assert np.asarray(xp.log(x))[0] == -np.inf
+    assert not bool(x[0] > 0.0)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "docs", "dtypes.md")) as f:
+        doc = f.read()
+    code = doc.split("## Subnormal numbers", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    exec(compile(code, "docs/dtypes.md", "exec"), {})
