@@ -93,6 +93,25 @@ def test_hundred_thousand_op_chain_records_materializes_and_frees(metrics):
     assert first() is None
 
 
+def test_auto_flush_cuts_long_loops_at_iteration_starts(metrics):
+    """Past max_pending, the pending graph is flushed where the next loop iteration starts:
+    every auto-flushed graph then holds whole iterations with one structure (one compile, plus
+    one for the remainder). Cut at the op that crossed the limit, the boundary drifted through
+    the iteration (here 5 structures in 60 iterations)."""
+    a = np.diag(np.linspace(0.3, 0.6, 5))
+    A, b, x = xp.asarray(a), xp.asarray(np.ones(5)), xp.asarray(np.zeros(5))
+    want = np.zeros(5)
+    with xp.flags.using(max_pending=22):  # 4 ops per iteration: 22 is not a multiple
+        xp.debug.reset_metrics()
+        for _ in range(60):
+            x = x - 0.1 * (A @ x - b)
+            want = want - 0.1 * (a @ want - 1.0)
+        xp.materialize(x)
+    m = metrics()
+    assert m["auto_flushes"] >= 8 and m["compiles"] <= 2, m
+    np.testing.assert_allclose(np.asarray(x), want, rtol=1e-12)
+
+
 def test_deep_chain_without_auto_flush_is_iterative():
     with xp.flags.using(max_pending=10**9):
         x = xp.asarray(np.ones(2))

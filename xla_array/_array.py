@@ -323,9 +323,29 @@ def _is_view_key(key: Any, ndim: int) -> bool:
     return ints < ndim or ints < len(ks)
 
 
+# last node's site, over_seen, armed, seq of the node that turned the loop (see wrap)
+_wrap_state: list = [None, False, False, 0]
+
+
 def wrap(node: Node) -> Array:
-    """Make an Array of a freshly recorded node, flushing long pending graphs."""
-    if node.depth > _flags._values["max_pending"]:
+    """Make an Array of a freshly recorded node, flushing long pending graphs: once past
+    ``max_pending``, at the start of the next loop iteration (``_cut``), else at half of
+    ``max_pending`` more (``_flush``). The same rule as the C core's wrap (``graphcore.c``,
+    where it is explained)."""
+    st = _wrap_state
+    lim = _flags._values["max_pending"]
+    if node.depth > lim:
+        st[1] = True
+    site, prev = node.site, st[0]
+    if site is not None:
+        if st[1] and prev is not None and site[0] is prev[0] and site[1] <= prev[1]:
+            st[2], st[3] = True, node.seq  # the loop went round
+        st[0] = site
+    if st[2] and any(x.pending and x.depth > lim and x.seq < st[3] for x in node.inputs):
+        st[1] = st[2] = False
+        _cut(node)
+    elif node.depth - lim > lim // 2:
+        st[1] = st[2] = False
         _flush(node)
     return Array(node)
 
@@ -335,8 +355,20 @@ def _flush(node: Node) -> None:
     materialize_nodes([node], "auto_flush")
 
 
+def _cut(node: Node) -> None:
+    """Auto-flush before ``node`` (just recorded, the first of a loop iteration): compute its
+    pending inputs and what they reach, so that ``node`` starts the next graph."""
+    roots = [x for x in node.inputs if x.pending]
+    if not roots or any(x.op.nout != 1 for x in roots):  # a multi-result op: compute node
+        _flush(node)
+        return
+    _metrics.count("auto_flushes")
+    materialize_nodes(roots, "auto_flush")
+    node.depth = node.op.weight  # its inputs are buffers now
+
+
 if _graph.NATIVE:  # the same in C (every recorded op returns through wrap)
-    _graph._graphcore.configure_array(Array, _flush, _flags._values)
+    _graph._graphcore.configure_array(Array, _flush, _cut, _flags._values)
     wrap = _graph._graphcore.wrap  # type: ignore[assignment]  # noqa: F811
 
 

@@ -38,9 +38,9 @@ def _guard(s: str) -> str:
 
 # name: (default, parser, help)
 _SPEC: dict[str, tuple[Any, Any, str]] = {
-    "max_pending": (128, int, "auto-flush a pending graph once its depth exceeds this many ops "
-                              "(a matrix product counts as 16, a matrix-vector product as 1, "
-                              "a decomposition as 8)"),
+    "max_pending": (128, int, "auto-flush a pending graph once its depth exceeds this many ops, "
+                              "at the start of the next loop iteration (a matrix product counts "
+                              "as 16, a matrix-vector product as 1, a decomposition as 8)"),
     "cache_size": (512, int, "executables kept in the in-memory LRU cache"),
     "cache_dir": ("<default>", _cache_dir, "folder of the on-disk compile cache ('' or off: none)"),
     "cache_max_bytes": (1 << 30, int, "size bound of the on-disk compile cache"),

@@ -10,6 +10,7 @@ The structural key holds ops, attributes, shapes, dtypes and how nodes connect, 
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from typing import Any
@@ -98,9 +99,12 @@ BUFFER = OpDef("buffer", None, None)
 SCALAR = OpDef("scalar", None, None)
 
 
+_SEQ = itertools.count(1)
+
+
 class Node:
     __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "value",
-                 "depth", "users", "where", "committed", "__weakref__")
+                 "depth", "users", "where", "committed", "site", "seq", "__weakref__")
 
     def __init__(self, op: OpDef, inputs: tuple, attrs: tuple, shape: tuple, dtype: DType,
                  device: Any, depth: int, where: Any, committed: bool = False) -> None:
@@ -118,6 +122,8 @@ class Node:
         # placed on `device` on purpose (device=, to_device, a mesh) or computed from such an
         # array; an uncommitted operand follows the committed ones of an op (JAX's rule)
         self.committed = committed
+        self.site: Any = None  # (code object, instruction offset) of the recording call
+        self.seq = next(_SEQ)  # creation order (see _array.wrap)
 
     @property
     def pending(self) -> bool:
@@ -195,9 +201,14 @@ def record(op: OpDef, inputs: tuple, attrs: tuple = (), device: Any = None) -> N
         if not inside:
             break
         f = f.f_back
-    where = (fn, f.f_lineno) if f is not None else ("<unknown>", 0)
-    return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + op.weight, where,
-                committed)
+    if f is None:
+        return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + op.weight,
+                    ("<unknown>", 0), committed)
+    n = Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + op.weight,
+             (fn, f.f_lineno), committed)
+    if not NATIVE:  # (with the C core, this reference builds C Nodes: they keep the site inside)
+        n.site = (f.f_code, f.f_lasti)
+    return n
 
 
 def _mixed_devices(op: OpDef, inputs: tuple) -> tuple:

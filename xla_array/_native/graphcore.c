@@ -29,7 +29,10 @@ typedef struct {
      * line number is looked up when `where` is first read (errors, metrics, lowering) */
     PyObject *code;
     int lasti;
+    Py_ssize_t seq;  /* creation order (wrap's auto-flush tells loop iterations apart by it) */
 } NodeObject;
+
+static Py_ssize_t node_seq;
 
 static PyTypeObject NodeType;
 
@@ -62,6 +65,7 @@ node_alloc(PyObject *op, PyObject *inputs, PyObject *attrs, PyObject *shape, PyO
     n->weakreflist = NULL;
     n->code = NULL;
     n->lasti = 0;
+    n->seq = ++node_seq;
     PyObject_GC_Track(n);
     return n;
 }
@@ -780,7 +784,10 @@ typedef struct {
 
 static PyTypeObject HandleType;
 static PyTypeObject *array_type;  /* xla_array.Array, set by configure_array */
-static PyObject *flush_fn, *flag_values, *s_max_pending;
+static PyObject *flush_fn, *cut_fn, *flag_values, *s_max_pending;
+/* the user code object and instruction offset of the last node wrap() saw (see wrap) */
+static PyObject *prev_code;
+static int prev_lasti;
 
 static int
 handle_clear(HandleObject *h)
@@ -864,8 +871,22 @@ static PyTypeObject HandleType = {
     .tp_new = handle_new,
 };
 
-/* wrap(node): an Array of a freshly recorded node; first auto-flushes its pending graph when
- * its depth is over the max_pending setting (flush_fn(node): counts it and materializes). */
+/* wrap(node): an Array of a freshly recorded node. Once the pending graph is past
+ * max_pending (a node deeper than that), it is auto-flushed at the start of the next loop
+ * iteration. The loop went round when a node is recorded at or before the previous node's
+ * instruction offset in the same user code; from there, the first node that reads a pending
+ * input deeper than max_pending and recorded before that turn (the state the loop carries)
+ * is cut off: cut_fn(node) computes the node's pending inputs, and the node starts the next
+ * graph. Every graph then holds whole iterations and the graphs of a long loop share one
+ * structure (one compile); cut at an arbitrary op, their boundaries drifted through the
+ * iteration (a gradient step: up to 6 structures, and the steps cut in two lost the fused
+ * X.T @ f(X @ w)). With no such cut within half of max_pending more, flush_fn(node) computes
+ * the node itself (counts it and materializes). However stale the state below, only a node
+ * reading a pending input deeper than max_pending is ever cut off: a graph within the limit
+ * is never computed early. */
+static int over_seen, armed;
+static Py_ssize_t turn_seq;
+
 static PyObject *
 wrap(PyObject *mod, PyObject *node)
 {
@@ -883,25 +904,34 @@ wrap(PyObject *mod, PyObject *node)
             PyErr_SetString(PyExc_KeyError, "max_pending");
         return NULL;
     }
-    int over;
-    if (PyLong_CheckExact(limit)) {
-        Py_ssize_t lim = PyLong_AsSsize_t(limit);
-        if (lim == -1 && PyErr_Occurred()) {  /* beyond Py_ssize_t: never reached */
-            PyErr_Clear();
-            lim = PY_SSIZE_T_MAX;
+    Py_ssize_t lim = PyNumber_AsSsize_t(limit, NULL);  /* clamped, never overflows */
+    if (lim == -1 && PyErr_Occurred())
+        return NULL;
+    NodeObject *n = (NodeObject *)node;
+    if (n->depth > lim)
+        over_seen = 1;
+    if (n->code != NULL) {
+        if (over_seen && n->code == prev_code && n->lasti <= prev_lasti) {
+            armed = 1;  /* the loop went round: n is the first node of an iteration */
+            turn_seq = n->seq;
         }
-        over = ((NodeObject *)node)->depth > lim;
-    } else {
-        PyObject *d = PyLong_FromSsize_t(((NodeObject *)node)->depth);
-        if (d == NULL)
-            return NULL;
-        over = PyObject_RichCompareBool(d, limit, Py_GT);
-        Py_DECREF(d);
-        if (over < 0)
-            return NULL;
+        Py_XSETREF(prev_code, Py_NewRef(n->code));
+        prev_lasti = n->lasti;
     }
-    if (over) {
-        PyObject *r = PyObject_CallOneArg(flush_fn, node);
+    PyObject *fn = NULL;
+    if (armed && PyTuple_Check(n->inputs)) {
+        Py_ssize_t k = PyTuple_GET_SIZE(n->inputs);
+        for (Py_ssize_t i = 0; i < k && fn == NULL; i++) {
+            NodeObject *x = (NodeObject *)PyTuple_GET_ITEM(n->inputs, i);
+            if (IS_NODE(x) && x->buffer == Py_None && x->depth > lim && x->seq < turn_seq)
+                fn = cut_fn;
+        }
+    }
+    if (fn == NULL && n->depth - lim > lim / 2)
+        fn = flush_fn;
+    if (fn != NULL) {
+        over_seen = armed = 0;
+        PyObject *r = PyObject_CallOneArg(fn, node);
         if (r == NULL)
             return NULL;
         Py_DECREF(r);
@@ -912,8 +942,8 @@ wrap(PyObject *mod, PyObject *node)
 static PyObject *
 configure_array(PyObject *mod, PyObject *args)
 {
-    PyObject *cls, *flush, *values;
-    if (!PyArg_ParseTuple(args, "O!OO!:configure_array", &PyType_Type, &cls, &flush,
+    PyObject *cls, *flush, *cut, *values;
+    if (!PyArg_ParseTuple(args, "O!OOO!:configure_array", &PyType_Type, &cls, &flush, &cut,
                           &PyDict_Type, &values))
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)cls, &HandleType)) {
@@ -922,6 +952,7 @@ configure_array(PyObject *mod, PyObject *args)
     }
     Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(cls));
     Py_XSETREF(flush_fn, Py_NewRef(flush));
+    Py_XSETREF(cut_fn, Py_NewRef(cut));
     Py_XSETREF(flag_values, Py_NewRef(values));
     Py_RETURN_NONE;
 }
@@ -953,7 +984,7 @@ static PyMethodDef methods[] = {
      "plan_graph(roots) -> (order, buffer leaves, scalar leaves, outputs, structural key)"},
     {"wrap", wrap, METH_O, "wrap(node): an Array of a freshly recorded node (auto-flushing)."},
     {"configure_array", configure_array, METH_VARARGS,
-     "configure_array(Array, flush, flag_values)"},
+     "configure_array(Array, flush, cut, flag_values)"},
     {"configure", configure, METH_VARARGS,
      "configure(BUFFER, SCALAR, file_memo, package_dir, mixed_devices)"},
     {NULL}
