@@ -123,3 +123,19 @@ def test_serialized_solve_registers_its_native_kernel_in_the_new_process(tmp_pat
                          capture_output=True, text=True, env=dict(os.environ)).stdout
     err, compiles = out.split()
     assert float(err) < 1e-12 and compiles == "0"
+
+
+def test_jit_of_an_elementwise_function_with_many_scalars():
+    """A jitted graph passes each scalar on its own, also where a materialization of the same
+    ops would pack them (_executor.packs_scalars): compile and run must agree on that."""
+    from xla_array._executor import PACK_MIN
+
+    def f(m, x):
+        for i in range(PACK_MIN + 2):
+            x = x * (1.0 + 0.1 * i) + 0.25
+        return x
+
+    a = np.linspace(-1, 1, 6)
+    np.testing.assert_allclose(np.asarray(xp.jit(lambda x: f(xp, x))(xp.asarray(a))),
+                               f(np, a), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(f(xp, xp.asarray(a))), f(np, a), rtol=1e-12)

@@ -210,14 +210,16 @@ def register_targets(kinds: list[str]) -> None:
 
 
 def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
-                  device: Any, donate: frozenset = frozenset()) -> Compiled:
+                  device: Any, donate: frozenset = frozenset(), pack: bool = False) -> Compiled:
+    """The executable of a planned graph (memory cache aside: the caller's). ``pack``: the
+    scalars come packed, one vector per dtype (what ``packs_scalars`` decides for
+    materializations; the caller passes its arguments accordingly)."""
     limit = int(_flags.get("max_compiles"))
     if limit and _metrics.snapshot()["compiles"] >= limit:
         from .debug import explain_key
         raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
                            f"graph differs from the cached ones by: {explain_key(key)}")
     t0 = time.perf_counter()
-    pack = packs_scalars(order, scalars, device)
     options = _options()
     digest = disk.digest(key, _disk_context(options)) if disk.folder() else None
     if digest is not None:
@@ -417,7 +419,8 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     if compiled is None:
         _metrics.count("cache_misses")
         executables.note_miss(key)
-        compiled = compile_graph(key, order, bufs, scalars, outs, device, donate)
+        compiled = compile_graph(key, order, bufs, scalars, outs, device, donate,
+                                 packs_scalars(order, scalars, device))
         executables.put(key, compiled)
         hit = False
     else:

@@ -45,7 +45,8 @@ def _compiled(arrays: tuple) -> Any:
     order, bufs, scalars, outs, key = plan(nodes)
     c = executables.get(key)
     if c is None:
-        c = compile_graph(key, order, bufs, scalars, outs, nodes[0].device)
+        c = compile_graph(key, order, bufs, scalars, outs, nodes[0].device,
+                          pack=packs_scalars(order, scalars, nodes[0].device))
         executables.put(key, c)
     return c
 
