@@ -414,3 +414,28 @@ def test_executable_cache_evicts_the_least_recently_used():
         assert c.keys() == [("a",), ("d",)]
     c.clear()
     assert len(c) == 0 and c.get(("a",)) is None
+
+
+def test_changing_the_optimization_level_compiles_again(metrics):
+    # opt_level is a compile option, not part of a graph's key: executables compiled under
+    # another level must not be reused from memory (they were, before the level was watched)
+    a = np.linspace(-2, 2, 7, dtype=np.float32)
+    x = xp.asarray(a)
+
+    def f():
+        return np.asarray(xp.tanh(x * 3.0) + 0.5)
+
+    f()
+    base = metrics()["compiles"]
+    f()
+    assert metrics()["compiles"] == base  # a cache hit
+    with xp.flags.using(opt_level=0):
+        np.testing.assert_allclose(f(), np.tanh(a * 3.0) + 0.5, rtol=1e-6)
+        assert metrics()["compiles"] == base + 1
+        f()
+        assert metrics()["compiles"] == base + 1
+    np.testing.assert_allclose(f(), np.tanh(a * 3.0) + 0.5, rtol=1e-6)
+    assert metrics()["compiles"] == base + 2  # the level-0 executable is not the default's
+    with xp.flags.using(opt_level=None):  # unchanged: the cache stays
+        f()
+    assert metrics()["compiles"] == base + 2

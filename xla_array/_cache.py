@@ -66,6 +66,9 @@ class ExecutableCache:
 
 
 executables = ExecutableCache()
+# The optimization level is a compile option, not part of a graph's structure: executables
+# compiled under another level must not be found (the disk cache keys by the options).
+_flags.on_change("opt_level", executables.clear)
 
 
 # ---------------------------------------------------------------- on-disk cache

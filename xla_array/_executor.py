@@ -22,7 +22,7 @@ from ._cache import disk, executables
 from ._graph import BUFFER, SCALAR, Node, Placeholder, plan_graph, user_frame
 from ._lower import lower, scalar_groups
 
-__all__ = ["materialize_nodes", "scalar_buffer", "CompileError"]
+__all__ = ["materialize_nodes", "CompileError"]
 
 log = logging.getLogger("xla_array")
 _lock = threading.RLock()
@@ -63,10 +63,6 @@ def _value_key(v: Any) -> Any:
     if t is complex:
         return (v.real.hex(), v.imag.hex())
     return np.asarray(v).tobytes()
-
-
-def scalar_buffer(n: Node) -> Any:
-    return scalar_buffer_of(n.value, n.dtype, n.device)
 
 
 def _scalar_cache(device: Any) -> dict[Any, Any]:

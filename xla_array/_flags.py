@@ -48,7 +48,9 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
     "materialize_guard": ("allow", _guard, "allow, log or raise on implicit materializations"),
     "dump_dir": (None, _opt_str, "write each compiled module (StableHLO text) here"),
     "max_compiles": (0, int, "raise once more than this many compiles happened (0: no limit)"),
-    "opt_level": (None, lambda s: int(s) if s else None, "XLA backend optimization level"),
+    "opt_level": (None, lambda s: int(s) if s else None,
+                  "XLA backend optimization level, 0-3 (unset: XLA's default, 3); changing it "
+                  "drops the executables compiled in memory under the old level"),
     "donate_min_bytes": (1 << 20, int, "donate a dropped input buffer of at least this many "
                                        "bytes to the computation that replaces it, so an in-place "
                                        "update needs no second copy (negative: never)"),
@@ -89,13 +91,27 @@ def get(name: str) -> Any:
     return _values[name]
 
 
+_watchers: dict[str, list[Any]] = {}
+
+
+def on_change(name: str, fn: Any) -> None:
+    """Call ``fn()`` after ``set`` gives setting ``name`` a different value."""
+    _watchers.setdefault(name, []).append(fn)
+
+
 def set(**kwargs: Any) -> None:  # noqa: A001
     """Change settings for the rest of the process."""
+    changed = []
     with _lock:
         for k, v in kwargs.items():
             if k not in _SPEC:
                 raise KeyError(f"unknown xla_array setting {k!r}; known: {sorted(_SPEC)}")
+            if _values[k] != v:
+                changed.append(k)
             _values[k] = v
+    for k in changed:
+        for fn in _watchers.get(k, ()):
+            fn()
 
 
 @contextlib.contextmanager
