@@ -157,3 +157,45 @@ def test_new_values_same_shape_do_not_recompile() -> None:
     run(1)
     run(2)
     assert xp.debug.metrics()["compiles"] == 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, axis", [((100_000,), None), ((1000, 100), 0), ((1000, 100), 1)])
+def test_max_min_of_large_arrays_propagate_nan(dtype, shape, axis):
+    # XLA:CPU hands float max/min reductions of ~10,000+ elements to YNNPACK, which skips NaN
+    # (the result was the largest number); the standard and NumPy propagate NaN
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal(shape).astype(dtype)
+    base.flat[base.size // 2] = np.inf
+    for pos in (None, 0, base.size // 3, base.size - 1):
+        a = base.copy()
+        if pos is not None:
+            a.flat[pos] = np.nan
+        x = xp.asarray(a)
+        for f, ref in ((xp.max, np.max), (xp.min, np.min)):
+            np.testing.assert_array_equal(np.asarray(f(x, axis=axis)), ref(a, axis=axis))
+        # the same reduction fused after elementwise work
+        np.testing.assert_array_equal(np.asarray(xp.max(x * 2.0, axis=axis)),
+                                      np.max(a * 2, axis=axis))
+
+
+def test_nan_propagates_through_maximum_minimum_and_clip_fused_into_large_reductions():
+    # XLA:CPU fused maximum/minimum into a YNNPACK reduction, which skipped NaN:
+    # sum(maximum(x, 0)) and the inf-norm were finite for an x holding NaN
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((1000, 64))
+    b = rng.standard_normal((1000, 64))
+    a[17, 5] = np.nan
+    a[3, 3] = np.inf
+    x, y = xp.asarray(a), xp.asarray(b)
+    cases = [
+        (xp.sum(xp.maximum(x, 0.0)), np.sum(np.maximum(a, 0))),
+        (xp.sum(xp.maximum(x, 0.0), axis=1), np.sum(np.maximum(a, 0), axis=1)),
+        (xp.sum(xp.minimum(y, x)), np.sum(np.minimum(b, a))),
+        (xp.sum(xp.clip(x, -1.0, 1.0), axis=0), np.sum(np.clip(a, -1, 1), axis=0)),
+        (xp.max(xp.maximum(x, 0.0)), np.max(np.maximum(a, 0))),
+        (xp.linalg.vector_norm(x, ord=float("inf")), np.max(np.abs(a))),
+        (xp.linalg.vector_norm(x, ord=float("-inf")), np.min(np.abs(a))),
+    ]
+    for got, want in cases:
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)

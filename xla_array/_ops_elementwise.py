@@ -312,7 +312,13 @@ def _minmax(opname: str) -> Any:
         if d.kind == "b":
             return e.op("stablehlo.or" if opname.endswith("maximum") else "stablehlo.and", a,
                         _t(s, d))
-        return e.op(opname, a, _t(s, d))
+        r = e.op(opname, a, _t(s, d))
+        if d.kind == "f":  # explicit NaN propagation: without it, XLA:CPU may fuse the op
+            # into a YNNPACK reduction, whose max/min skip NaN (``sum(maximum(x, 0))`` was
+            # finite for an x holding NaN); compare and select keep it in XLA's own loops
+            for v in a:
+                r = e.op("stablehlo.select", [compare(e, "NE", v, v, s, d), v, r], _t(s, d))
+        return r
     return k
 
 
