@@ -188,3 +188,12 @@ def test_subnormals_are_flushed_as_docs_dtypes_says():
         doc = f.read()
     code = doc.split("## Subnormal numbers", 1)[1].split("```python", 1)[1].split("```", 1)[0]
     exec(compile(code, "docs/dtypes.md", "exec"), {})
+
+
+def test_the_nan_example_of_docs_dtypes_runs_and_gives_nan(capsys):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "docs", "dtypes.md")) as f:
+        doc = f.read()
+    code = doc.split("## NaN in `max`", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    exec(compile(code, "docs/dtypes.md", "exec"), {})
+    assert capsys.readouterr().out.split() == ["nan", "nan"]
