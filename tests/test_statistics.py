@@ -199,3 +199,29 @@ def test_nan_propagates_through_maximum_minimum_and_clip_fused_into_large_reduct
     ]
     for got, want in cases:
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
+def test_bool_and_integer_reductions_over_trailing_axes_compile_without_the_tree():
+    # such graphs are compiled without XLA's tree_reduction_rewriter (3-5 kernels -> 1; the
+    # result does not depend on the order); leading axes and float sums keep it
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((20_000, 16))
+    i = rng.integers(-50, 50, (20_000, 16)).astype(np.int32)
+    x, n = xp.asarray(a), xp.asarray(i)
+    flat = [
+        (xp.any(x > 2.5), np.any(a > 2.5)),
+        (xp.all(xp.isfinite(x)), np.all(np.isfinite(a))),
+        (xp.count_nonzero(x > 1.0), np.count_nonzero(a > 1.0)),
+        (xp.sum(n, axis=1), np.sum(i, axis=1, dtype=np.int64)),
+        (xp.max(n), np.max(i)),
+        (xp.min(n, axis=(0, 1)), np.min(i)),
+        (xp.sum(n * n), np.sum(i.astype(np.int64) * i)),
+    ]
+    for got, want in flat:
+        assert "reduce-window" not in xp.debug.hlo(got)
+        np.testing.assert_array_equal(np.asarray(got), want)
+    kept = [(xp.any(x > 2.5, axis=0), np.any(a > 2.5, axis=0)),  # a leading axis
+            (xp.sum(x[:100]), np.sum(a[:100]))]                    # a float sum
+    for got, want in kept:
+        assert "reduce-window" in xp.debug.hlo(got)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)

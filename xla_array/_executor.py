@@ -216,7 +216,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
         raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
                            f"graph differs from the cached ones by: {explain_key(key)}")
     t0 = time.perf_counter()
-    options = _options()
+    options = _graph_options(order)
     digest = disk.digest(key, _disk_context(options)) if disk.folder() else None
     if digest is not None:
         hit = disk.load(digest)
@@ -265,10 +265,42 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
 
 
 def _options() -> dict[str, Any]:
+    """The compile options set for the whole process (part of every disk cache context)."""
     options: dict[str, Any] = {}
     if _flags.get("opt_level") is not None:
         options["xla_backend_optimization_level"] = int(_flags.get("opt_level"))
     return options
+
+
+def _graph_options(order: list[Node]) -> dict[str, Any]:
+    """The compile options of one graph: the process's, and what its structure calls for."""
+    options = _options()
+    if _exact_trailing_reductions(order):
+        options["xla_disable_hlo_passes"] = "tree_reduction_rewriter"
+    return options
+
+
+def _exact_trailing_reductions(order: list[Node]) -> bool:
+    """Whether the graph reduces, and only bool/integer values over trailing axes.
+
+    XLA:CPU rewrites a large reduction into a tree of windowed reductions (for the accuracy of
+    float sums); YNNPACK takes big float sums and max/min, but bool and integer reductions go
+    through the tree: 3-5 kernels, each compiled by LLVM. Their result does not depend on the
+    order (wrapping integer sums included), and over trailing axes one loop is also faster to
+    run (jaxlib 0.10.2, idle machine: ``any(X > 0)`` of 100,000 x 16: compile 122 -> 33 ms, run
+    1.27 -> 0.73 ms; an int32 sum of 4M: 115 -> 29 ms, 3.8 -> 0.67 ms). Leading axes keep the
+    tree (one loop ran 2x slower there)."""
+    found = False
+    for n in order:
+        if n.op.name == "reduce":
+            x = n.inputs[0]
+            if x.dtype.kind not in "biu":
+                return False
+            r, k = len(x.shape), len(n.attrs[1])
+            if tuple(sorted(n.attrs[1])) != tuple(range(r - k, r)):
+                return False
+            found = True
+    return found
 
 
 _SOURCE_DIGEST: list[str] = []
