@@ -318,6 +318,31 @@ def _lower_reduce(e: Emitter, n: Any, a: list) -> str:
 define("reduce", _infer_reduce, _lower_reduce)
 
 
+def order_free_reductions(order: list) -> bool:
+    """Whether the graph ``order`` reduces, and only bool/integer values over trailing axes:
+    then it compiles without XLA's ``tree_reduction_rewriter`` (``_executor``).
+
+    XLA:CPU rewrites a large reduction into a tree of windowed reductions (for the accuracy of
+    float sums); YNNPACK takes big float sums and max/min, but bool and integer reductions go
+    through the tree: 3-5 kernels, each compiled by LLVM. Their result does not depend on the
+    order (wrapping integer sums included), and over trailing axes one loop is also faster to
+    run (jaxlib 0.10.2, idle machine: ``any(X > 0)`` of 100,000 x 16: compile 122 -> 33 ms, run
+    1.27 -> 0.73 ms; an int32 sum of 4M: 115 -> 29 ms, 3.8 -> 0.67 ms). Leading axes keep the
+    tree (one loop ran 2x slower there)."""
+    reduce_op = OPS["reduce"]
+    found = False
+    for n in order:
+        if n.op is reduce_op:
+            x, axes = n.inputs[0], n.attrs[1]
+            if x.dtype.kind not in "biu":
+                return False
+            r = len(x.shape)
+            if tuple(sorted(axes)) != tuple(range(r - len(axes), r)):
+                return False
+            found = True
+    return found
+
+
 def _infer_argreduce(inputs: tuple, attrs: tuple) -> tuple:
     kind, axis = attrs
     s = inputs[0].shape
