@@ -151,17 +151,24 @@ class Array(_ArrayBase):
 
     # ---------------------------------------------------------------- materialization
     def _buffer(self, cause: str) -> Any:
+        # ``self._node`` is read once: another thread may rebind this handle (``x += 1``)
+        # at any moment, and the node read first is the value this call returns
         n = self._node
         if n.buffer is None:
             materialize_nodes([n], cause)
-        buf = self._node.buffer
+        buf = n.buffer
         if type(buf) is Placeholder:
-            check_buffers([self._node])
+            check_buffers([n])
         return buf
 
     def _host(self, cause: str) -> np.ndarray:
-        buf = self._buffer(cause)
-        _metrics.count("bytes_to_host", self.size * self.dtype.itemsize)
+        n = self._node  # (once: see _buffer)
+        if n.buffer is None:
+            materialize_nodes([n], cause)
+        buf = n.buffer
+        if type(buf) is Placeholder:
+            check_buffers([n])
+        _metrics.count("bytes_to_host", math.prod(n.shape) * n.dtype.itemsize)
         return _backend.to_numpy(buf)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:

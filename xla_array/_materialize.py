@@ -16,12 +16,17 @@ def materialize(*arrays: Array) -> None:
     Results stay on the device; later uses of these arrays (and of every live array that the
     graph computed along the way) start from the results.
     """
+    materialize_nodes(_nodes(arrays), "materialize", user_frame())  # (one frame less to walk)
+
+
+def _nodes(arrays: tuple) -> list:
+    # each handle's node read once: another thread may rebind it (``x += 1``) meanwhile
     nodes = []
     for a in arrays:
         if not isinstance(a, Array):
             raise TypeError(f"materialize() takes arrays, got {type(a).__name__}")
         nodes.append(a._node)
-    materialize_nodes(nodes, "materialize", user_frame())  # (from here: one frame less to walk)
+    return nodes
 
 
 def block_until_ready(*arrays: Array) -> None:
@@ -30,5 +35,6 @@ def block_until_ready(*arrays: Array) -> None:
     XLA runs asynchronously: ``materialize`` returns once the work is queued. Use this for
     timing, or before handing buffers to code that does not wait on its own (reading values,
     ``np.asarray``, DLPack, already waits)."""
-    materialize(*arrays)
-    _backend.block([a._node.buffer for a in arrays])
+    nodes = _nodes(arrays)
+    materialize_nodes(nodes, "materialize", user_frame())
+    _backend.block([n.buffer for n in nodes])

@@ -33,8 +33,9 @@ def _pending(arrays: tuple) -> list:
     for a in arrays:
         if not isinstance(a, Array):
             raise TypeError(f"expected arrays, got {type(a).__name__}")
-        if a._node.buffer is None:
-            nodes.append(a._node)
+        n = a._node  # (read once: another thread may rebind the handle)
+        if n.buffer is None:
+            nodes.append(n)
     return nodes
 
 
