@@ -70,3 +70,45 @@ def test_size_bound_evicts_oldest(tmp_path):
         float(xp.sum(x * 2.0 + 123.0))  # structures unique to this test
         float(xp.max(x * 2.0 - 77.0))
     assert len(list(folder.glob("*.xla"))) <= 1
+
+
+SIN_COS = """
+import json, sys, numpy as np, xla_array as xp
+x = xp.asarray(np.linspace(0.0, 3.0, 50))
+fn = getattr(xp, sys.argv[1])
+print(json.dumps({"v": float(xp.sum(fn(x))), "compiles": xp.debug.metrics()["compiles"]}))
+"""
+
+
+def _run_fn(folder, fn):
+    env = dict(os.environ, XLA_ARRAY_CACHE_DIR=str(folder))
+    out = subprocess.run([sys.executable, "-c", SIN_COS, fn], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    import json
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_swapped_entries_with_rewritten_digests_are_misses(tmp_path):
+    """Two entries of the same signature (sum(sin(x)), sum(cos(x))) swapped, each header's
+    digest rewritten to match its new file name: loading one must not run the other."""
+    import json
+    folder = tmp_path / "cache"
+    want = {fn: float(np.sum(getattr(np, fn)(np.linspace(0.0, 3.0, 50)))) for fn in
+            ("sin", "cos")}
+    names = {}
+    for fn in ("sin", "cos"):
+        before = set(folder.glob("*.xla"))
+        assert np.isclose(_run_fn(folder, fn)["v"], want[fn], rtol=1e-12)
+        (names[fn],) = set(folder.glob("*.xla")) - before
+    blobs = {fn: names[fn].read_bytes() for fn in names}
+
+    def forged(blob, into):
+        magic, head, payload = blob.split(b"\n", 2)
+        meta = json.loads(head)
+        meta["digest"] = json.loads(blobs[into].split(b"\n", 2)[1])["digest"]
+        return magic + b"\n" + json.dumps(meta).encode() + b"\n" + payload
+    names["sin"].write_bytes(forged(blobs["cos"], "sin"))
+    names["cos"].write_bytes(forged(blobs["sin"], "cos"))
+    for fn in ("sin", "cos"):
+        r = _run_fn(folder, fn)
+        assert np.isclose(r["v"], want[fn], rtol=1e-12) and r["compiles"] == 1

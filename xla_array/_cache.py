@@ -79,11 +79,13 @@ _MAGIC = b"XLA_ARRAY_EXE 1\n"
 class DiskCache:
     """Serialized executables in a private folder, one file per key digest.
 
-    A file is ``MAGIC, header line (json: key digest, payload sha256, flags), payload``. An
-    entry whose magic, digest or checksum does not match (corrupt, truncated, foreign, or from
-    another jaxlib/CPU) is ignored and replaced; a folder that is not private (owned by someone
-    else, or writable by group/others) is not used at all. Size is bounded by evicting the
-    least recently used files.
+    A file is ``MAGIC, header line (json: key digest, the full key text, payload sha256,
+    flags), payload``. An entry whose magic, key or checksum does not match (corrupt,
+    truncated, foreign, from another jaxlib/CPU, or moved under another entry's name) is
+    ignored and replaced: the full key is compared, not only its digest, so an entry renamed
+    or swapped with its header's digest rewritten is a miss. A folder that is not private
+    (owned by someone else, or writable by group/others) is not used at all. Size is bounded
+    by evicting the least recently used files.
     """
 
     def __init__(self) -> None:
@@ -116,13 +118,20 @@ class DiskCache:
         return True
 
     @staticmethod
-    def digest(key: Any, context: str) -> str:
-        return hashlib.sha256((context + "\n" + repr(key)).encode()).hexdigest()
+    def key_text(key: Any, context: str) -> str:
+        """The full text an entry is stored under (its file is named by its digest)."""
+        return context + "\n" + repr(key)
 
-    def load(self, digest: str) -> tuple[bytes, dict] | None:
+    @staticmethod
+    def digest(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def load(self, text: str) -> tuple[bytes, dict] | None:
+        """The payload and header stored under the key ``text``, or None."""
         d = self.folder()
         if d is None:
             return None
+        digest = self.digest(text)
         path = os.path.join(d, digest[:40] + ".xla")
         try:
             with open(path, "rb") as f:
@@ -134,11 +143,11 @@ class DiskCache:
                 raise ValueError("bad magic")
             head, _, payload = blob[len(_MAGIC):].partition(b"\n")
             meta = json.loads(head)
-            if meta.get("digest") != digest:
-                raise ValueError("foreign entry")
+            if meta.get("digest") != digest or meta.get("key") != text:
+                raise ValueError("entry of another key")
             if hashlib.sha256(payload).hexdigest() != meta.get("sha256"):
                 raise ValueError("checksum mismatch")
-        except (ValueError, json.JSONDecodeError) as err:
+        except (ValueError, AttributeError, json.JSONDecodeError) as err:
             log.info("xla_array: ignoring cache entry %s (%s)", path, err)
             with contextlib.suppress(OSError):
                 os.remove(path)
@@ -147,11 +156,13 @@ class DiskCache:
             os.utime(path)
         return payload, meta
 
-    def store(self, digest: str, payload: bytes, meta: dict) -> None:
+    def store(self, text: str, payload: bytes, meta: dict) -> None:
+        """Store ``payload`` under the key ``text`` (see ``key_text``)."""
         d = self.folder()
         if d is None:
             return
-        meta = dict(meta, digest=digest, sha256=hashlib.sha256(payload).hexdigest())
+        digest = self.digest(text)
+        meta = dict(meta, digest=digest, key=text, sha256=hashlib.sha256(payload).hexdigest())
         path = os.path.join(d, digest[:40] + ".xla")
         tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:

@@ -218,9 +218,9 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
                            f"graph differs from the cached ones by: {explain_key(key)}")
     t0 = time.perf_counter()
     options = _graph_options(order)
-    digest = disk.digest(key, _disk_context(options)) if disk.folder() else None
-    if digest is not None:
-        hit = disk.load(digest)
+    disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
+    if disk_key is not None:
+        hit = disk.load(disk_key)
         if hit is not None:
             payload, meta = hit
             try:
@@ -242,9 +242,9 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
         raise CompileError(f"XLA could not compile the graph recorded at "
                            f"{_where_text(order)}: {err}") from None
     t2 = time.perf_counter()
-    if digest is not None:
+    if disk_key is not None:
         try:
-            disk.store(digest, exe.serialize(), {"targets": custom_targets(text)})
+            disk.store(disk_key, exe.serialize(), {"targets": custom_targets(text)})
         except _backend.BackendError as err:
             log.info("xla_array: could not serialize an executable (%s)", err)
     _metrics.count("compiles")
