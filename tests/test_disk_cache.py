@@ -112,3 +112,36 @@ def test_swapped_entries_with_rewritten_digests_are_misses(tmp_path):
     for fn in ("sin", "cos"):
         r = _run_fn(folder, fn)
         assert np.isclose(r["v"], want[fn], rtol=1e-12) and r["compiles"] == 1
+
+
+KERNEL = """
+import numpy as np, xla_array as xp
+a = xp.asarray(np.arange(36.0).reshape(6, 6)) + 10 * xp.eye(6)
+print(np.asarray(xp.linalg.solve(a, xp.ones(6))).tolist())
+"""
+
+
+def test_damaged_native_kernel_is_rebuilt(tmp_path):
+    """A kernel library in the cache truncated to half its size used to kill every later
+    process with SIGBUS; it is now rebuilt with a warning. Libraries are written 0600 even
+    under umask 000."""
+    import json
+    folder = tmp_path / "cache"
+    env = dict(os.environ, XLA_ARRAY_CACHE_DIR=str(folder))
+    a = np.arange(36.0).reshape(6, 6) + 10 * np.eye(6)
+    want = np.linalg.solve(a, np.ones(6))
+
+    def run():
+        r = subprocess.run([sys.executable, "-c", KERNEL], env=env, capture_output=True,
+                           text=True, preexec_fn=lambda: os.umask(0))
+        assert r.returncode == 0, r.stderr[-2000:]
+        np.testing.assert_allclose(json.loads(r.stdout.strip().splitlines()[-1]), want)
+        return r.stderr
+    assert "damaged" not in run()
+    libs = list((folder / "native").glob("*.so"))
+    assert libs
+    for lib in libs:
+        assert stat.S_IMODE(os.stat(lib).st_mode) == 0o600
+        lib.write_bytes(lib.read_bytes()[: lib.stat().st_size // 2])
+    assert "damaged" in run()
+    assert "damaged" not in run()

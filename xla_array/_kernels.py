@@ -11,7 +11,10 @@ needed (gemm ~0.1 s, the row pass ~1-1.5 s) and kept in ``<cache_dir>/native/`` 
 on-disk cache folder), named by a digest of its source, the header, the jaxlib version and the
 host CPU's features, so a second process only loads it (~1 ms) and a cache folder shared
 between machines never hands one a library built for another CPU; with the on-disk cache off
-it is built into a private temporary folder per process. Without a compiler, or if anything
+it is built into a private temporary folder per process. Each library is written 0600 beside
+a ``.sha256`` file holding its digest, and a library is loaded only if its bytes still match
+it: a damaged one (truncated, overwritten; loading a truncated ELF kills the process with
+SIGBUS) is rebuilt, with a warning, instead. Without a compiler, or if anything
 fails, ``library()`` raises ``RuntimeError`` and the callers fall back to XLA's own ops: the
 kernels are accelerations, never requirements. jaxlib itself stays in ``_backend``
 (``register`` goes through it).
@@ -154,7 +157,8 @@ def _compiler() -> str:
 
 
 def _build(src: str, path: str) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
+    """Compile ``src`` into the library ``path`` (mode 0600) and write its ``.sha256``."""
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     cc = _compiler()
     err = ""
     try:
@@ -163,6 +167,10 @@ def _build(src: str, path: str) -> None:
                    "-o", tmp, src, "-lm"]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
             if r.returncode == 0:
+                os.chmod(tmp, 0o600)  # (the compiler writes it executable, per the umask)
+                with open(tmp, "rb") as f:
+                    digest = hashlib.sha256(f.read()).hexdigest()
+                _write_private(path + ".sha256", digest.encode())
                 os.replace(tmp, path)
                 return
             err = r.stderr.strip()[:500]
@@ -172,16 +180,52 @@ def _build(src: str, path: str) -> None:
             os.remove(tmp)
 
 
+def _write_private(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def _intact(path: str) -> bool:
+    """Whether the library at ``path`` exists and matches the digest written beside it; a
+    damaged library (or digest) is removed, with a warning, so that it is built again."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return False
+    except OSError as err:
+        raise RuntimeError(f"cannot read the kernel library {path}: {err}") from None
+    try:
+        with open(path + ".sha256", "rb") as f:
+            want = f.read().decode("ascii", "replace").strip()
+    except OSError:
+        want = ""
+    if hashlib.sha256(data).hexdigest() == want:
+        return True
+    log.warning("xla_array: the kernel library %s is damaged (its digest does not match); "
+                "rebuilding it", path)
+    for p in (path, path + ".sha256"):
+        with contextlib.suppress(OSError):
+            os.remove(p)
+    return False
+
+
 def _load(name: str) -> ctypes.CDLL:
     src = source(name)
     if not os.path.exists(src):
         raise RuntimeError(f"the kernel source {src} is missing")
     folder = _folder()
     path = os.path.join(folder, f"{name}-{_digest(src)}.so")
-    if not os.path.exists(path):
+    if not _intact(path):
         _build(src, path)
+        if not _intact(path):
+            raise RuntimeError(f"the kernel library {path} changed while it was built")
     lib = ctypes.CDLL(path)
     if folder == _state.get("tmp"):  # a per-process build: the mapping outlives the file
-        with contextlib.suppress(OSError):
-            os.remove(path)
+        for p in (path, path + ".sha256"):
+            with contextlib.suppress(OSError):
+                os.remove(p)
     return lib
