@@ -1,9 +1,19 @@
-"""Axis argument helpers shared by namespace functions (IndexError/TypeError like NumPy)."""
+"""Axis argument helpers shared by namespace functions.
+
+An axis out of bounds raises NumPy's ``AxisError`` (``numpy.exceptions.AxisError``), which is
+both a ValueError and an IndexError, with NumPy's wording ("axis 3 is out of bounds for array
+of dimension 2"): code written against NumPy, scikit-learn's and SciPy's among it, catches
+either and matches that text. A non-integer axis raises TypeError.
+"""
 
 from __future__ import annotations
 
 import operator
 from typing import Any
+
+from numpy.exceptions import AxisError
+
+__all__ = ["AxisError", "axis", "axes"]
 
 
 def axis(a: Any, ndim: int, fname: str) -> int:
@@ -12,8 +22,7 @@ def axis(a: Any, ndim: int, fname: str) -> int:
     except TypeError:
         raise TypeError(f"{fname}(): axis must be an int, got {type(a).__name__}") from None
     if not -ndim <= i < ndim:
-        raise IndexError(f"{fname}(): axis {i} is out of bounds for an array of "
-                         f"{ndim} dimensions")
+        raise AxisError(i, ndim, f"{fname}()")
     return i % ndim
 
 

@@ -1,0 +1,49 @@
+"""Bad input raises at the call that recorded it, with the exception type NumPy raises:
+axes out of bounds (AxisError: both ValueError and IndexError), bad sizes (ValueError,
+MemoryError), out-of-bounds integer indices (IndexError)."""
+
+import numpy as np
+import pytest
+
+import xla_array as xp
+
+X3 = np.arange(24.0).reshape(2, 3, 4)
+
+AXIS_CALLS = {
+    "sum": lambda x: xp.sum(x, axis=3),
+    "mean": lambda x: xp.mean(x, axis=(0, -4)),
+    "max": lambda x: xp.max(x, axis=5),
+    "argmax": lambda x: xp.argmax(x, axis=3),
+    "sort": lambda x: xp.sort(x, axis=3),
+    "argsort": lambda x: xp.argsort(x, axis=-4),
+    "cumulative_sum": lambda x: xp.cumulative_sum(x, axis=3),
+    "concat": lambda x: xp.concat([x, x], axis=3),
+    "stack": lambda x: xp.stack([x, x], axis=5),
+    "expand_dims": lambda x: xp.expand_dims(x, axis=5),
+    "squeeze": lambda x: xp.squeeze(x, axis=3),
+    "flip": lambda x: xp.flip(x, axis=3),
+    "roll": lambda x: xp.roll(x, 1, axis=3),
+    "moveaxis": lambda x: xp.moveaxis(x, 3, 0),
+    "permute_dims": lambda x: xp.permute_dims(x, (0, 1, 3)),
+    "take": lambda x: xp.take(x, xp.asarray([0]), axis=3),
+    "diff": lambda x: xp.diff(x, axis=3),
+    "unstack": lambda x: xp.unstack(x, axis=3),
+    "vector_norm": lambda x: xp.linalg.vector_norm(x, axis=3),
+    "fft": lambda x: xp.fft.fft(x, axis=3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AXIS_CALLS))
+def test_axis_out_of_bounds_is_numpy_axis_error(name):
+    x = xp.asarray(X3)
+    with pytest.raises(np.exceptions.AxisError) as info:
+        AXIS_CALLS[name](x)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, IndexError)
+    assert "out of bounds for array of dimension" in str(info.value)
+
+
+def test_axis_error_wording_matches_numpy():
+    with pytest.raises(ValueError, match="axis 10 is out of bounds for array of dimension 1"):
+        xp.sum(xp.ones(3), axis=10)
+    with pytest.raises(ValueError, match="axis 10 is out of bounds for array of dimension 1"):
+        np.sum(np.ones(3), axis=10)
