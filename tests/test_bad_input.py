@@ -47,3 +47,37 @@ def test_axis_error_wording_matches_numpy():
         xp.sum(xp.ones(3), axis=10)
     with pytest.raises(ValueError, match="axis 10 is out of bounds for array of dimension 1"):
         np.sum(np.ones(3), axis=10)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: xp.eye(-2), lambda: xp.eye(2, -3), lambda: xp.zeros(-1), lambda: xp.ones((3, -1)),
+    lambda: xp.full((-2,), 1.0), lambda: xp.linspace(0, 1, -1),
+    lambda: xp.zeros(10**19), lambda: xp.empty((2**40, 2**40)),
+    lambda: xp.ones((1,) * 65), lambda: xp.reshape(xp.ones(1), (1,) * 65),
+    lambda: xp.broadcast_to(xp.ones(1), (10**10, 10**10)),
+    lambda: xp.reshape(xp.ones(4), (2, -2)),
+], ids=["eye-2", "eye2x-3", "zeros-1", "ones3x-1", "full-2", "linspace-1", "zeros1e19",
+        "empty2^80", "ones65d", "reshape65d", "broadcast1e20", "reshape-2"])
+def test_bad_sizes_raise_value_error_at_the_call(make):
+    with pytest.raises(ValueError):
+        make()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: xp.zeros(10**12), lambda: xp.ones((10**6, 10**6)), lambda: xp.arange(10**13),
+    lambda: xp.linspace(0, 1, 10**13), lambda: xp.eye(10**7), lambda: xp.full((2**40,), 1.0),
+], ids=["zeros", "ones", "arange", "linspace", "eye", "full"])
+def test_larger_than_the_device_raises_memory_error_at_the_call(make):
+    with pytest.raises(MemoryError, match=r"needs \d+ bytes"):
+        make()
+
+
+def test_out_of_memory_while_running_is_a_memory_error_naming_the_line():
+    x = xp.repeat(xp.ones(3), 10**12)  # the size is known only from repeat's counts
+    with pytest.raises(MemoryError, match=r"test_bad_input.py:\d+.*cannot allocate \d+ bytes"):
+        np.asarray(x[:2])
+
+
+def test_64_dimensions_are_allowed():
+    x = xp.ones((1,) * 64)
+    assert x.ndim == 64 and float(xp.sum(x)) == 1.0

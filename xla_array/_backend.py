@@ -308,6 +308,23 @@ def block(bufs: list[Any]) -> None:
             raise BackendError(str(e)) from None
 
 
+def memory_capacity(device: Any) -> int | None:
+    """How many bytes ``device`` can hold at most: the allocator's limit where the device
+    reports one (GPUs), the machine's physical memory for a CPU device; None if unknown."""
+    try:
+        stats = device.memory_stats()
+    except Exception:  # noqa: BLE001  (not implemented by every client)
+        stats = None
+    if stats and stats.get("bytes_limit"):
+        return int(stats["bytes_limit"])
+    if device.platform == "cpu" and hasattr(os, "sysconf"):
+        try:
+            return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError):
+            return None
+    return None
+
+
 def is_deleted(buf: Any) -> bool:
     return bool(buf.is_deleted())
 

@@ -20,7 +20,7 @@ from ._devices import Device, resolve, target
 from ._dtypes import DType
 from ._graph import _PKG_DIR, SCALAR, Node, Placeholder, _internal, buffer_leaf, record, \
     scalar_leaf, toposort
-from ._ops import OPS
+from ._ops import OPS, check_shape
 
 __all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
            "full_like", "arange", "linspace", "eye", "from_dlpack", "meshgrid", "tril", "triu",
@@ -39,6 +39,18 @@ def _shape(shape: Any) -> tuple[int, ...]:
     if any(d < 0 for d in out):
         raise ValueError(f"negative dimensions are not allowed: {out}")
     return out
+
+
+def _allocation(shape: tuple, d: DType, dev: Any, fname: str) -> None:
+    """Raise at the call, as NumPy: ValueError for a shape no array can have (``check_shape``),
+    MemoryError for an array larger than the device can hold."""
+    check_shape(shape, d, fname)
+    if type(dev) is Device:
+        nbytes = math.prod(shape) * d.itemsize
+        cap = dev._capacity()
+        if cap is not None and nbytes > cap:
+            raise MemoryError(f"{fname}(): an array of shape {shape} and dtype {d.name} needs "
+                              f"{nbytes} bytes; {dev} holds at most {cap}")
 
 
 def _dtype(dtype: Any) -> DType | None:
@@ -155,25 +167,32 @@ def full(shape: Any, fill_value: bool | complex, *, dtype: Any = None,
     if d.kind in "biu" and isinstance(fill_value, complex):
         raise TypeError(f"full(): cannot store a complex value in {d.name}")
     dev = resolve(device)
+    _allocation(shape, d, dev, "full")
     s = scalar_leaf(fill_value, d, dev)
     return wrap(record(OPS["broadcast"], (s,), (shape,)))
 
 
-def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+def _constant(shape: Any, one: bool, dtype: Any, device: Any, fname: str) -> Array:
     d = _dtype(dtype) or _dtypes.default_float
-    out = full(shape, False if d is _dtypes.bool else 0, dtype=d, device=device)
-    return _commit(out, device)
+    shape = _shape(shape)
+    if device is None or type(device) is Device:  # (checked by name here; full checks again)
+        _allocation(shape, d, resolve(device), fname)
+    out = full(shape, (True if one else False) if d is _dtypes.bool else int(one), dtype=d,
+               device=device)
+    return out
+
+
+def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
+    return _commit(_constant(shape, False, dtype, device, "zeros"), device)
 
 
 def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
-    d = _dtype(dtype) or _dtypes.default_float
-    out = full(shape, True if d is _dtypes.bool else 1, dtype=d, device=device)
-    return _commit(out, device)
+    return _commit(_constant(shape, True, dtype, device, "ones"), device)
 
 
 def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Array:
     """Like ``zeros`` (XLA has no uninitialised buffers worth exposing)."""
-    return _commit(zeros(shape, dtype=dtype, device=device), device)
+    return _commit(_constant(shape, False, dtype, device, "empty"), device)
 
 
 def _like(x: Array, dtype: Any, device: Any) -> tuple[DType, Any]:
@@ -235,6 +254,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     else:  # exact for any Python ints: ceil(a / b) == -(-a // b)
         n = max(0, -(-(int(stop) - int(start)) // int(step)))
     dev = resolve(device)
+    _allocation((n,), d, dev, "arange")
     if d.kind in "iu" and not isfloat:
         if n <= 1:  # no step is taken (it may not even fit the dtype)
             return full((n,), int(start) if n else 0, dtype=d, device=dev)
@@ -261,6 +281,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     if d.kind not in "fc":
         raise TypeError(f"linspace() needs a floating-point dtype, got {d.name}")
     dev = resolve(device)
+    _allocation((num,), d, dev, "linspace")
     div = (num - 1) if endpoint else num
     ct = _dtypes.complex128 if d.kind == "c" else _dtypes.float64
     i = _iota(num, ct, dev)
@@ -282,6 +303,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     d = _dtype(dtype) or _dtypes.default_float
     dev = resolve(device)
     shape = (n_rows, n_cols)
+    _allocation(shape, d, dev, "eye")
     r = _iota(0, _dtypes.int64, dev, shape, 0)
     c = _iota(0, _dtypes.int64, dev, shape, 1)
     from ._data_types import astype

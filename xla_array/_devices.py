@@ -34,6 +34,9 @@ __all__ = ["Device", "devices", "default_device", "resolve", "target", "using_de
 _ALIASES = {"gpu": "cuda"}
 
 
+_CAPACITY: dict[Any, int | None] = {}
+
+
 class Device:
     """One device, e.g. ``Device('cpu', 0)``. Hashable; equal when platform and id are equal."""
 
@@ -73,6 +76,13 @@ class Device:
 
     def _put(self, x: np.ndarray, owned: bool = False) -> Any:
         return _backend.put(x, self._pjrt, owned=owned)
+
+    def _capacity(self) -> int | None:
+        """The most bytes this device can hold (None if unknown); asked once per device."""
+        cap = _CAPACITY.get(self, -1)
+        if cap == -1:
+            cap = _CAPACITY[self] = _backend.memory_capacity(self._pjrt)
+        return cap
 
     def _constrain(self, x: Any) -> Any:
         return x

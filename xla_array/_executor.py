@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -150,6 +151,18 @@ def scalar_args(scalars: list[Node], device: Any, args: list) -> None:
         args.append(buf if buf is not None else _new_scalar(cache, key, v, n.dtype, device))
 
 
+def backend_failure(what: str, err: Exception) -> Exception:
+    """The exception for XLA's failure ``err`` while ``what``: MemoryError, naming the bytes
+    asked for, when the device ran out of memory; CompileError with XLA's text otherwise."""
+    text = str(err)
+    if "RESOURCE_EXHAUSTED" in text:
+        m = re.search(r"allocating (\d+) bytes", text)
+        asked = f"{int(m.group(1))} bytes" if m else "more memory than it has"
+        return MemoryError(f"{what}: the device cannot allocate {asked} (XLA: "
+                           f"{text.splitlines()[0][:200]})")
+    return CompileError(f"{what} failed: {text}")
+
+
 def _where_text(order: list[Node], limit: int = 8) -> str:
     seen: list[str] = []
     for n in order:
@@ -239,8 +252,8 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
         register_targets(custom_targets(text))
         exe = _backend.compile(text, device._pjrt_devices, options=options or None)
     except _backend.BackendError as err:
-        raise CompileError(f"XLA could not compile the graph recorded at "
-                           f"{_where_text(order)}: {err}") from None
+        raise backend_failure(f"compiling the graph recorded at {_where_text(order)}",
+                              err) from None
     t2 = time.perf_counter()
     if disk_key is not None:
         try:
@@ -444,8 +457,8 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     try:
         results = compiled.exe.run(args, specs)
     except _backend.BackendError as err:
-        raise CompileError(f"running the graph recorded at {_where_text(order)} failed: "
-                           f"{err}") from None
+        raise backend_failure(f"running the graph recorded at {_where_text(order)}",
+                              err) from None
     t1 = time.perf_counter()
     if hit and cause is not None:
         _metrics.materialized_hit(cause, where, t1 - t0)

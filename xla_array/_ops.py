@@ -17,7 +17,7 @@ from ._dtypes import DType
 from ._graph import OpDef
 from ._lower import Emitter, tensor_type
 
-__all__ = ["OPS", "broadcast_shapes", "bcast", "convert"]
+__all__ = ["OPS", "broadcast_shapes", "bcast", "check_shape", "convert"]
 
 OPS: dict[str, OpDef] = {}
 
@@ -113,7 +113,28 @@ define("convert", _infer_convert,
        lambda e, n, a: convert(e, a[0], n.shape, n.inputs[0].dtype, n.dtype), fuses=True)
 
 
+MAX_NDIM = 64  # NumPy's limit
+_MAX_BYTES = 2**63 - 1
+
+
+def check_shape(shape: tuple, dtype: DType, fname: str) -> None:
+    """ValueError, as NumPy, for a shape no array can have: a negative dimension, more than
+    64 dimensions, more bytes than an int64 counts."""
+    if len(shape) > MAX_NDIM:
+        raise ValueError(f"{fname}(): {len(shape)} dimensions requested; at most {MAX_NDIM} "
+                         f"are supported")
+    size = 1
+    for d in shape:
+        if d < 0:
+            raise ValueError(f"{fname}(): negative dimensions are not allowed: {tuple(shape)}")
+        size *= d
+    if size * dtype.itemsize > _MAX_BYTES:
+        raise ValueError(f"{fname}(): array is too big: shape {tuple(shape)} of {dtype.name} "
+                         f"needs {size * dtype.itemsize} bytes")
+
+
 def _infer_reshape(inputs: tuple, attrs: tuple) -> tuple:
+    check_shape(attrs[0], inputs[0].dtype, "reshape")
     return attrs[0], inputs[0].dtype
 
 
@@ -122,6 +143,7 @@ define("reshape", _infer_reshape,
 
 
 def _infer_broadcast(inputs: tuple, attrs: tuple) -> tuple:
+    check_shape(attrs[0], inputs[0].dtype, "broadcast")
     return attrs[0], inputs[0].dtype
 
 
@@ -209,6 +231,7 @@ define("select", _infer_select, _lower_select, fuses=True)
 
 
 def _infer_iota(inputs: tuple, attrs: tuple) -> tuple:
+    check_shape(attrs[0], attrs[2], "iota")
     return attrs[0], attrs[2]
 
 
