@@ -262,7 +262,7 @@ def test_separated_advanced_indices_go_first():
         check_equal(x[key], a[key])
 
 
-def test_lazy_index_arrays_stay_lazy_and_clamp():
+def test_lazy_index_arrays_stay_lazy_and_raise_when_out_of_bounds():
     a = base((6,))
     x = lazy(a)
     i = lazy(np.asarray([5, -1, 0, 9, -20]))
@@ -270,7 +270,22 @@ def test_lazy_index_arrays_stay_lazy_and_clamp():
     r = x[i]
     x[i[:2]] = 0.0
     assert materializations() == before
-    # out-of-bounds lazy indices: wrap negatives once, then clamp (unspecified by the standard)
+    # the bounds check runs in the gather's executable and names the line that indexed
+    with pytest.raises(IndexError, match=r"index 9 is out of bounds for axis 0 with size 6 "
+                                         r"\(index recorded at .*test_indexing.py:\d+\)"):
+        np.asarray(r)
+    with pytest.raises(IndexError):  # the result stays unwritten: every read raises
+        np.asarray(r)
+    want = a.copy()
+    want[[5, -1]] = 0.0
+    check_equal(x, want)  # the write used in-bounds indices
+
+
+def test_unchecked_lazy_indices_wrap_once_then_clamp():
+    a = base((6,))
+    with xp.flags.using(check_indices=False):
+        i = lazy(np.asarray([5, -1, 0, 9, -20]))
+        r = lazy(a)[i]
     check_equal(r, a[[5, -1, 0, 5, 0]])
 
 

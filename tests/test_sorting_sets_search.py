@@ -260,8 +260,15 @@ def test_take_rules() -> None:
     with pytest.raises(TypeError):
         xp.take(x, xp.asarray([0.0]), axis=0)
     _same(xp.take(xp.asarray([5, 6, 7]), xp.asarray([0, 2])), np.array([5, 7]))
-    # out of bounds clamps (the standard leaves it unspecified)
-    _same(xp.take(xp.asarray([5, 6, 7]), xp.asarray([9])), np.array([7]))
+    # out of bounds raises IndexError as NumPy (the standard leaves it unspecified); clamps
+    # with the check off
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 3"):
+        xp.take(xp.asarray([5, 6, 7]), xp.asarray([9]))
+    with pytest.raises(IndexError, match="index -4 is out of bounds"):
+        np.asarray(xp.take(xp.asarray([5, 6, 7]), xp.asarray([-4]) * 1))
+    _same(xp.take(xp.asarray([5, 6, 7]), xp.asarray([-3, -1])), np.array([5, 7]))
+    with xp.flags.using(check_indices=False):
+        _same(xp.take(xp.asarray([5, 6, 7]), xp.asarray([9])), np.array([7]))
     with pytest.raises(ValueError):
         xp.take_along_axis(x, xp.asarray([0]), axis=0)
 

@@ -14,10 +14,14 @@ indexed by the flat positions of its True elements). Slices apply first (basic i
 then one ``stablehlo.gather`` (read) or ``stablehlo.scatter`` (write) handles all index arrays.
 
 What is computed when:
-- Index arrays known on the host (lists, NumPy arrays, Python ints) are bounds-checked at once
-  (IndexError) and uploaded; device index arrays stay lazy. For those the standard leaves
-  out-of-bounds behaviour unspecified: here a negative index wraps once, then the index is
-  clamped to ``[0, n - 1]`` (what XLA's gather does), for reads and writes alike.
+- Index arrays known on the host (lists, NumPy arrays, Python ints) and device index arrays
+  already computed are bounds-checked at once (IndexError, as NumPy) and uploaded; a negative
+  index counts from the end. A pending device index array stays lazy: its bounds check is
+  computed in the same executable as the gather or scatter using it (``checked_indices``),
+  and an out-of-bounds index raises IndexError naming the line that indexed, when the graph
+  runs, before any result is written back. ``XLA_ARRAY_CHECK_INDICES=0`` turns the check
+  off: then a negative index wraps once and the index is clamped to ``[0, n - 1]`` (what
+  XLA's gather does; the standard leaves out-of-bounds behaviour unspecified).
 - A boolean mask decides the result's size, so reading with a device mask materializes the
   mask alone (cause ``"boolean_index"``), never ``x``; the gather stays lazy.
 - ``x[mask] = v`` (the mask alone, or after full slices) with ``v`` broadcasting without the
@@ -39,14 +43,32 @@ from typing import Any
 
 import numpy as np
 
-from . import _backend, _dtypes, _metrics
-from . import _ops_index  # noqa: F401  (registers gather/scatter/index_norm)
+from . import _backend, _dtypes, _flags, _metrics
 from ._array import Array, host_leaf, wrap
 from ._executor import materialize_nodes
-from ._graph import Node, record, scalar_leaf
+from ._graph import SCALAR, Node, Placeholder, record, scalar_leaf
 from ._ops import OPS, broadcast_shapes
+from ._ops_index import INDEX_CHECK, index_error
 
-__all__: list[str] = []
+__all__ = ["checked_indices"]
+
+
+def checked_indices(node: Node, size: int, axis: int) -> Node:
+    """The device integer indices ``node`` into an axis of ``size``, bounds-checked as NumPy
+    does (``-size <= i < size``): at once when their values are known (computed already),
+    else by an ``index_check`` computed in the executable that uses them (see the module
+    doc). Off with the ``check_indices`` setting."""
+    if not _flags._values["check_indices"]:
+        return node
+    b = node.buffer
+    if node.op is SCALAR or (b is not None and type(b) is not Placeholder):
+        a = np.asarray(node.value if node.op is SCALAR else _backend.to_numpy(b))
+        if a.size:
+            lo, hi = a.min(), a.max()
+            if lo < -size or hi >= size:
+                raise index_error(int(lo) if lo < -size else int(hi), size, axis)
+        return node
+    return record(OPS["checked"], (node, record(INDEX_CHECK, (node,), (size, axis))))
 
 _I64 = _dtypes.int64
 
@@ -244,7 +266,7 @@ def _indices(plan: Plan, shape: tuple, device: Any) -> Node:
         if isinstance(en, np.ndarray):
             nd = host_leaf(en, device, _I64)
         else:
-            nd = record(OPS["index_norm"], (en,), (shape[i],))
+            nd = record(OPS["index_norm"], (checked_indices(en, shape[i], i),), (shape[i],))
         if nd.shape != b:
             nd = record(OPS["broadcast"], (nd,), (b,))
         parts.append(record(OPS["reshape"], (nd,), (b + (1,),)))

@@ -24,7 +24,7 @@ from ._graph import BUFFER, SCALAR, Node, Placeholder, plan_graph, user_frame
 from ._lower import lower, scalar_groups
 from ._ops import order_free_reductions
 
-__all__ = ["materialize_nodes", "CompileError"]
+__all__ = ["materialize_nodes", "run_checks", "CompileError"]
 
 log = logging.getLogger("xla_array")
 _lock = threading.RLock()
@@ -36,11 +36,13 @@ class CompileError(RuntimeError):
 
 
 class Compiled:
-    __slots__ = ("exe", "text", "key", "compile_seconds", "lower_seconds", "out_specs", "packed")
+    __slots__ = ("exe", "text", "key", "compile_seconds", "lower_seconds", "out_specs", "packed",
+                 "checks")
 
     def __init__(self, exe: Any, text: str, key: Any, cs: float, ls: float,
                  packed: bool = False) -> None:
         self.out_specs: Any = None  # (shape, numpy dtype) per output, built on first run
+        self.checks: Any = None  # positions of the outputs that are checks (``OpDef.check``)
         self.packed = packed  # scalars passed as one vector per dtype (``packs_scalars``)
         self.exe = exe
         self.text = text
@@ -149,6 +151,18 @@ def scalar_args(scalars: list[Node], device: Any, args: list) -> None:
                else (n.dtype, _value_key(v)))
         buf = get(key)
         args.append(buf if buf is not None else _new_scalar(cache, key, v, n.dtype, device))
+
+
+def run_checks(outs: list, results: list, positions: tuple) -> None:
+    """Call the check of each output at ``positions`` (``OpDef.check``) with its value: the
+    first bad one raises, before the caller writes any result back (waits for the run)."""
+    for i in positions:
+        try:
+            value = _backend.to_numpy(results[i])
+        except _backend.BackendError as err:
+            raise backend_failure("running the graph recorded at "
+                                  f"{_where_text([outs[j] for j in positions])}", err) from None
+        outs[i].op.check(outs[i], value)
 
 
 def backend_failure(what: str, err: Exception) -> Exception:
@@ -453,6 +467,7 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     specs = compiled.out_specs
     if specs is None:
         specs = compiled.out_specs = tuple([(n.shape, n.dtype.np) for n in outs])
+        compiled.checks = tuple([i for i, n in enumerate(outs) if n.op.check is not None])
     t0 = time.perf_counter()
     try:
         results = compiled.exe.run(args, specs)
@@ -460,6 +475,8 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
         raise backend_failure(f"running the graph recorded at {_where_text(order)}",
                               err) from None
     t1 = time.perf_counter()
+    if compiled.checks:
+        run_checks(outs, results, compiled.checks)
     if hit and cause is not None:
         _metrics.materialized_hit(cause, where, t1 - t0)
     else:

@@ -54,6 +54,10 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
     "donate_min_bytes": (1 << 20, int, "donate a dropped input buffer of at least this many "
                                        "bytes to the computation that replaces it, so an in-place "
                                        "update needs no second copy (negative: never)"),
+    "check_indices": (True, _bool, "raise IndexError for out-of-bounds integer-array indices "
+                                   "(at the call when their values are known, else when the "
+                                   "graph runs, from a check computed with the gather); off: "
+                                   "such indices are clamped to the axis (read when recorded)"),
     "cpu_devices": (1, int, "number of CPU devices (read when the client starts)"),
     "blas": (True, _bool, "run large float/complex matmuls on CPU through BLAS gemm (a small "
                           "native kernel built on first use with the C compiler; off: XLA's dot)"),

@@ -31,7 +31,7 @@ class OpDef:
     writes StableHLO text. Defined in ``_ops``; this class lives here so leaves need no import.
     """
 
-    __slots__ = ("name", "infer", "lower", "nout", "weight", "keep", "fuses")
+    __slots__ = ("name", "infer", "lower", "nout", "weight", "keep", "fuses", "check")
 
     def __init__(self, name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1,
                  fuses: bool = False) -> None:
@@ -48,6 +48,10 @@ class OpDef:
         # XLA fuses it into one loop with its neighbours (elementwise and layout ops): a graph
         # of such ops only may pass its scalars packed (``_executor.packs_scalars``)
         self.fuses = fuses
+        # a run-time check (with ``keep``): ``check(node, value)`` is called with the host value
+        # of each such node an executable computed, before any result is written back, and
+        # raises for a bad value (out-of-bounds indices: ``_ops_index.index_check``)
+        self.check: Any = None
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"

@@ -24,9 +24,10 @@ from . import _backend, _dtypes, _flags
 from ._array import Array
 from ._devices import default_device, resolve
 from ._executor import (Compiled, _disk_context, _options, check_buffers, compile_graph,
-                        custom_targets, register_targets, scalar_buffer_of)
+                        custom_targets, register_targets, run_checks, scalar_buffer_of)
 from ._graph import Placeholder, TracedScalar, buffer_leaf, structure_key, toposort
 from ._lower import lower
+from ._ops import OPS
 
 __all__ = ["jit", "compile", "cached", "deserialize", "Jitted", "CompiledFunction"]
 
@@ -113,7 +114,7 @@ class _Trace:
     """A traced and compiled specialization: parameter/scalar maps and the executable."""
 
     __slots__ = ("compiled", "params", "scalars", "out_desc", "out_specs", "outs", "device",
-                 "donate_args", "text", "consts")
+                 "donate_args", "text", "consts", "checks")
 
     def run(self, leaves: list) -> Any:
         bufs = []
@@ -125,6 +126,8 @@ class _Trace:
         results = self.compiled.exe.run(bufs, self.out_specs)
         for i in self.donate_args:
             leaves[i]._node.buffer = Placeholder(-1)
+        if self.checks:  # bounds checks of traced indices: extra outputs after the results
+            run_checks(self.checks[0], results, self.checks[1])
         arrays: list = []
         k = 0
         # committed when an argument is (JAX's rule)
@@ -168,6 +171,9 @@ def _trace(fn: Any, args: tuple, kwargs: dict) -> _Trace:
     t = _Trace()
     t.device = device or (roots[0].device if roots else default_device())
     order, bufs, scalars = toposort(roots) if roots else ([], [], [])
+    checks = [n for n in order if n.op.check is not None]  # computed beside the results
+    nodes = roots + checks
+    t.checks = ([None] * len(roots) + checks, tuple(range(len(roots), len(nodes))))
     t.params = [n.buffer.index if type(n.buffer) is Placeholder else n.buffer for n in bufs]
     t.scalars = [(n.value, n.dtype) for n in scalars]
     t.donate_args = sorted(i for i in donate if i < len(leaves) and isinstance(leaves[i], Array))
@@ -182,11 +188,11 @@ def _trace(fn: Any, args: tuple, kwargs: dict) -> _Trace:
         else:
             t.outs.append(a)
     t.out_desc = out_desc
-    t.out_specs = [(n.shape, n.dtype.np) for n in roots]
-    key = ("jit", t.device, structure_key(order, bufs, scalars, roots), donate_params)
-    t.compiled = (compile_graph(key, order, bufs, scalars, roots, t.device, donate_params)
+    t.out_specs = [(n.shape, n.dtype.np) for n in nodes]
+    key = ("jit", t.device, structure_key(order, bufs, scalars, nodes), donate_params)
+    t.compiled = (compile_graph(key, order, bufs, scalars, nodes, t.device, donate_params)
                   if roots else None)
-    t.text = lower(order, bufs, scalars, roots, donate_params) if roots else ""
+    t.text = lower(order, bufs, scalars, nodes, donate_params) if roots else ""
     t.consts = [n.buffer for n in bufs if type(n.buffer) is not Placeholder]
     return t
 
@@ -338,11 +344,23 @@ class CompiledFunction:
                 "consts": consts, "scalars": scalars, "outs": outs,
                 "out_desc": t.out_desc, "donate": t.donate_args, "text": t.text,
                 "static_pos": sorted(self._static), "donate_pos": sorted(self._donate),
-                "targets": custom_targets(t.text)}
+                "targets": custom_targets(t.text),
+                "checks": [{"op": n.op.name, "attrs": list(n.attrs), "where": list(n.where),
+                            "shape": list(n.shape), "dtype": n.dtype.name}
+                           for n in t.checks[0][len(t.checks[0]) - len(t.checks[1]):]]}
         payload = t.compiled.exe.serialize()
         head = json.dumps(meta).encode()
         digest = hashlib.sha256(head + b"\n" + payload).hexdigest()
         return _MAGIC + digest.encode() + b"\n" + head + b"\n" + payload
+
+
+class _CheckedOutput:
+    """A check output of a deserialized function (what ``OpDef.check`` reads of its node)."""
+
+    __slots__ = ("op", "attrs", "where", "shape", "dtype")
+
+    def __init__(self, op: Any, attrs: tuple, where: tuple, shape: tuple, dtype: Any) -> None:
+        self.op, self.attrs, self.where, self.shape, self.dtype = op, attrs, where, shape, dtype
 
 
 def _encode_scalar(v: Any) -> Any:
@@ -392,6 +410,12 @@ def deserialize(blob: bytes, device: Any = None) -> CompiledFunction:
     t.outs = [(tuple(o["shape"]), _dtypes.as_dtype(o["dtype"])) if "shape" in o else
               _decode_scalar(o["const"]) for o in meta["outs"]]
     t.out_specs = [(o[0], o[1].np) for o in t.outs if isinstance(o, tuple)]
+    checks = [_CheckedOutput(OPS[c["op"]], tuple(c["attrs"]), tuple(c["where"]),
+                             tuple(c["shape"]), _dtypes.as_dtype(c["dtype"]))
+              for c in meta.get("checks", [])]
+    n = len(t.out_specs)
+    t.out_specs += [(c.shape, c.dtype.np) for c in checks]
+    t.checks = ([None] * n + checks, tuple(range(n, n + len(checks))))
     t.out_desc = _to_tuple(meta["out_desc"])
     t.donate_args = meta["donate"]
     t.text = meta["text"]

@@ -73,6 +73,64 @@ def _lower_index_norm(e: Emitter, n: Any, a: list) -> str:
 define("index_norm", _infer_index_norm, _lower_index_norm)
 
 
+# ---------------------------------------------------------------- index_check, checked
+
+_NONE = -(2**63)  # index_check's value when every index is in bounds
+
+
+def _infer_index_check(inputs: tuple, attrs: tuple) -> tuple:
+    if inputs[0].dtype.kind not in "iu":
+        raise IndexError(f"index arrays must have an integer dtype, got {inputs[0].dtype.name}")
+    return (), dt.int64
+
+
+def _lower_index_check(e: Emitter, n: Any, a: list) -> str:
+    """The largest index out of ``[-size, size)`` (an int64; ``_NONE`` when there is none)."""
+    size = n.attrs[0]
+    x = n.inputs[0]
+    s, src, i64 = x.shape, x.dtype, dt.int64
+    v = a[0]
+    if src.kind == "u" and dt.iinfo(src).max > 2**63 - 1:  # uint64: saturate into int64
+        v = e.op("stablehlo.clamp", [e.const(0, src), v, e.const(2**63 - 1, src)],
+                 tensor_type(s, src))
+    v = convert(e, v, s, src, i64)
+    lo, hi = bcast(e, e.const(-size, i64), (), s, i64), bcast(e, e.const(size, i64), (), s, i64)
+    bad = e.op("stablehlo.or", [compare(e, "LT", v, lo, s, i64), compare(e, "GE", v, hi, s, i64)],
+               tensor_type(s, dt.bool))
+    v = select(e, bad, v, bcast(e, e.const(_NONE, i64), (), s, i64), s, i64)
+    return e.op("stablehlo.reduce", [v, e.const(_NONE, i64)], tensor_type((), i64),
+                f"dimensions = {_i64s(range(len(s)))}",
+                region=e.scalar_body("stablehlo.maximum", i64))
+
+
+def index_error(bad: int, size: int, axis: int, where: Any = None) -> IndexError:
+    """NumPy's IndexError for index ``bad`` on an axis of ``size``, naming the user line."""
+    at = f" (index recorded at {where[0]}:{where[1]})" if where else ""
+    return IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}{at}")
+
+
+def _check_index(n: Any, value: Any) -> None:
+    bad = int(value)
+    if bad != _NONE:
+        raise index_error(bad, n.attrs[0], n.attrs[1], n.where)
+
+
+# attrs: (size, axis). Computed beside the gather that uses the indices, in the same
+# executable, and checked by the executor before anything is written back
+INDEX_CHECK = define("index_check", _infer_index_check, _lower_index_check)
+INDEX_CHECK.keep = True
+INDEX_CHECK.check = _check_index
+
+
+def _infer_checked(inputs: tuple, attrs: tuple) -> tuple:
+    return inputs[0].shape, inputs[0].dtype
+
+
+# ``checked(x, check)`` is ``x``, computed only with ``check`` (an ``index_check``): the
+# indices a gather or scatter reads carry their bounds check into its graph
+define("checked", _infer_checked, lambda e, n, a: a[0])
+
+
 # ---------------------------------------------------------------- gather
 
 def _infer_gather(inputs: tuple, attrs: tuple) -> tuple:

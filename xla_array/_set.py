@@ -94,16 +94,16 @@ class _Groups:
         if self.k == 0:
             from ._creation import zeros
             return zeros((0,), dtype=self.x.dtype, device=self.x.device)
-        from ._utility import take
-        return take(self.sv, self.first, axis=0)
+        from ._utility import take_in_bounds
+        return take_in_bounds(self.sv, self.first, 0)
 
     def indices(self) -> Array:
         from ._searching import empty_int
         if self.k == 0:
             return empty_int((0,), self.x.device)
-        from ._utility import take
+        from ._utility import take_in_bounds
         assert self.perm is not None
-        return take(self.perm, self.first, axis=0)
+        return take_in_bounds(self.perm, self.first, 0)
 
     def counts(self) -> Array:
         from ._searching import empty_int

@@ -76,8 +76,8 @@ def argsort(x: Array, /, *, axis: int = -1, descending: bool = False,
 def sort_with_indices(flat: Array) -> tuple[Array, Array]:
     """(ascending stable sort of the 1-D ``flat``, the int64 permutation that gives it)."""
     if flat.dtype.kind in "biuf" and flat.dtype.bits <= 32:
-        from ._utility import take
+        from ._utility import take_in_bounds
         perm = argsort(flat)
-        return take(flat, perm, axis=0), perm
+        return take_in_bounds(flat, perm, 0), perm
     sv, perm = sort_arrays([flat], [iota(flat.shape, 0, flat.device)], 0)
     return sv, perm

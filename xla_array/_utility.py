@@ -4,8 +4,10 @@
   which the standard leaves to the implementation; Python scalars are broadcast as NumPy
   does); bool input gives ``x[i+1] != x[i]`` as NumPy does; ``n`` larger than the axis gives
   an empty axis.
-- ``take``/``take_along_axis``: negative indices wrap once; indices still out of bounds are
-  clamped to the axis (the standard leaves out-of-bounds behaviour unspecified). ``take``
+- ``take``/``take_along_axis``: negative indices count from the end; an index out of bounds
+  raises IndexError as in NumPy (when the indices are computed, or from a check run with the
+  gather: see ``_advanced``; with ``XLA_ARRAY_CHECK_INDICES=0`` such indices are clamped to the
+  axis, which the standard allows: it leaves out-of-bounds behaviour unspecified). ``take``
   also accepts indices of any shape (NumPy's extension); a 0-d ``x`` with ``axis=None`` is
   flattened first (implementation-defined in the standard).
 - ``repeat``: an ``int`` repeats compiles statically. An array ``repeats`` decides the output
@@ -23,6 +25,7 @@ import operator
 import numpy as np
 
 from . import _axes, _dtypes, _ops_sort  # noqa: F401  (_ops_sort registers the ops)
+from ._advanced import checked_indices
 from ._array import Array, as_array, wrap
 from ._graph import record
 from ._ops import OPS, broadcast_shapes
@@ -90,6 +93,16 @@ def diff(x: Array, /, n: int = 1, axis: int = -1, *, prepend: Array | None = Non
 
 def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
     """Elements of ``x`` at ``indices`` along ``axis`` (see the module docstring)."""
+    return _take(x, indices, axis, True)
+
+
+def take_in_bounds(x: Array, indices: Array, axis: int) -> Array:
+    """``take`` of indices the package computed itself, in bounds by construction (sort
+    permutations, LU pivots): no bounds check is recorded."""
+    return _take(x, indices, axis, False)
+
+
+def _take(x: Array, indices: Array, axis: int | None, check: bool) -> Array:
     x = _arr(x, "take")
     indices = _arr(indices, "take")
     if indices.dtype.kind not in "iu":
@@ -110,7 +123,8 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
         raise IndexError(f"take(): cannot take from an empty axis {a} (shape {x.shape})")
     if 0 in out_shape:
         return _zeros(out_shape, x)
-    return wrap(record(OPS["take_axis"], (x._node, indices._node), (a,)))
+    idx = checked_indices(indices._node, x.shape[a], a) if check else indices._node
+    return wrap(record(OPS["take_axis"], (x._node, idx), (a,)))
 
 
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
@@ -136,7 +150,8 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
                          f"{x.shape})")
     xb = broadcast_to(x, x_shape)
     ib = broadcast_to(indices, out_shape)
-    return wrap(record(OPS["take_along"], (xb._node, ib._node), (a,)))
+    idx = checked_indices(ib._node, x.shape[a], a)
+    return wrap(record(OPS["take_along"], (xb._node, idx), (a,)))
 
 
 def _repeat_static(x: Array, r: int, a: int) -> Array:

@@ -323,7 +323,7 @@ def _permute_rows(b: Array, perm: Array) -> Array:
     """``b[..., perm, :]`` matrix by matrix (``perm``: one row permutation per matrix of the
     stack, broadcast with ``b``'s): the stack is flattened into one row gather."""
     from ._creation import _iota
-    from ._utility import take
+    from ._utility import take_in_bounds
     batch = broadcast_shapes(perm.shape[:-1], b.shape[:-2])
     m, k = b.shape[-2:]
     nb = math.prod(batch)
@@ -331,7 +331,7 @@ def _permute_rows(b: Array, perm: Array) -> Array:
     idx = reshape(broadcast_to(perm, batch + (m,)), (nb, m))
     if nb > 1:
         idx = idx + _iota(0, dt.int32, b.device, (nb, 1), 0) * m
-    return reshape(take(rows, reshape(idx, (nb * m,)), axis=0), batch + (m, k))
+    return reshape(take_in_bounds(rows, reshape(idx, (nb * m,)), 0), batch + (m, k))
 
 
 def _lu_solve(x: Array, b: Array) -> Array:
