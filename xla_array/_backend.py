@@ -34,6 +34,12 @@ __all__ = [
 
 JAXLIB_VERSION: str = _jaxlib_version.__version__
 
+# jaxlib records a Python traceback with every execution by default (for JAX's profiler), and
+# keeps one per execution on arguments that stay alive: a loop running a graph on a long-lived
+# array grew by ~56 bytes per argument per run, without bound (benchmarks/bench_soak.py:
+# 130-350 bytes per iteration; flat with this off, and ~15% faster). Process-wide setting.
+_jax.set_tracebacks_enabled(False)
+
 
 class BackendError(RuntimeError):
     """A jaxlib/XLA failure (compile, transfer or run time); the message is XLA's own."""
