@@ -355,7 +355,9 @@ def order_free_reductions(order: list) -> bool:
     reduce_op = OPS["reduce"]
     found = False
     for n in order:
-        if n.op is reduce_op:
+        if n.op.name == "index_check":  # an int64 max over every axis of the indices
+            found = True
+        elif n.op is reduce_op:
             x, axes = n.inputs[0], n.attrs[1]
             if x.dtype.kind not in "biu":
                 return False
