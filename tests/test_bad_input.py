@@ -81,3 +81,23 @@ def test_out_of_memory_while_running_is_a_memory_error_naming_the_line():
 def test_64_dimensions_are_allowed():
     x = xp.ones((1,) * 64)
     assert x.ndim == 64 and float(xp.sum(x)) == 1.0
+
+
+def test_axis_sequences_of_any_kind_are_read_as_numpy_reads_them():
+    """A list of axes was taken as one axis by moveaxis/roll/expand_dims."""
+    a = X3
+    x = xp.asarray(a)
+    cases = [
+        (xp.moveaxis(x, [0, 1], (-2, -1)), np.moveaxis(a, [0, 1], (-2, -1))),
+        (xp.moveaxis(x, np.array([0, 2]), [2, 0]), np.moveaxis(a, [0, 2], [2, 0])),
+        (xp.roll(x, [1, 2], axis=[0, 2]), np.roll(a, [1, 2], axis=[0, 2])),
+        (xp.expand_dims(x, axis=[0, 4]), np.expand_dims(a, axis=[0, 4])),
+        (xp.sum(x, axis=[0, 2]), np.sum(a, axis=(0, 2))),
+    ]
+    for got, want in cases:
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), want)
+    with pytest.raises(TypeError, match="sequence of ints"):
+        xp.moveaxis(x, "ab", 0)
+    with pytest.raises(TypeError):
+        xp.roll(x, 1.5, axis=0)

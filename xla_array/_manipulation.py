@@ -86,8 +86,8 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     x = _arr(x, "expand_dims")
-    n = x.ndim + (len(axis) if isinstance(axis, tuple) else 1)
-    ax = _axes.axes(axis, n, "expand_dims")
+    axis = _axes.int_tuple(axis, "expand_dims")
+    ax = _axes.axes(axis, x.ndim + len(axis), "expand_dims")
     shape = list(x.shape)
     for a in ax:
         shape.insert(a, 1)
@@ -146,8 +146,8 @@ def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...],
              /) -> Array:
     x = _arr(x, "moveaxis")
-    src = source if isinstance(source, tuple) else (source,)
-    dst = destination if isinstance(destination, tuple) else (destination,)
+    src = _axes.int_tuple(source, "moveaxis", "source")
+    dst = _axes.int_tuple(destination, "moveaxis", "destination")
     if len(src) != len(dst):
         raise ValueError("moveaxis(): source and destination differ in length")
     src = tuple(_axes.axis(a, x.ndim, "moveaxis") for a in src)
@@ -166,8 +166,8 @@ def roll(x: Array, /, shift: int | tuple[int, ...], *,
     if axis is None:
         flat = reshape(x, (-1,))
         return reshape(roll(flat, shift, axis=0), x.shape)
-    shifts = shift if isinstance(shift, tuple) else (shift,)
-    axs = axis if isinstance(axis, tuple) else (axis,)
+    shifts = _axes.int_tuple(shift, "roll", "shift")
+    axs = _axes.int_tuple(axis, "roll")
     if len(shifts) == 1 and len(axs) > 1:
         shifts = shifts * len(axs)
     if len(shifts) != len(axs):
