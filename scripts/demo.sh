@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Set up a virtual environment (once) and run the demo.
+# Set up a virtual environment (once) and run the demo (examples/demo.py).
+# PYTHON picks the interpreter (a command or a path; default python3); arguments go to the demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-tag=$("$PY" -c 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")')
-VENV=${VENV:-.venv$tag}
-[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e .
-exec "$VENV/bin/python" examples/demo.py "$@"
+SCRIPT=scripts/demo.sh
+source scripts/_venv.sh
+setup_venv ""
+say "running examples/demo.py: k-means on 1M points with xla_array and NumPy (~15-30 s)"
+exec "$VENV_PY" examples/demo.py "$@"

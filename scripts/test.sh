@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Set up a virtual environment (once) and run the whole test suite.
-# PYTHON picks the interpreter (default python3); extra arguments go to pytest.
+# Set up a virtual environment (once) with the test extra and run the whole test suite.
+# PYTHON picks the interpreter (a command or a path; default python3); arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
-tag=$("$PY" -c 'import sys; print(f"{sys.version_info[0]}{sys.version_info[1]}")')
-VENV=${VENV:-.venv$tag}
-[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e ".[test]"
-"$VENV/bin/python" -c 'import jaxlib, sys; print("python", sys.version.split()[0], "jaxlib", jaxlib.__version__)'
-exec "$VENV/bin/python" -m pytest -q "$@"
+SCRIPT=scripts/test.sh
+source scripts/_venv.sh
+setup_venv "[test]"
+"$VENV_PY" -c 'import jaxlib, sys
+print("python", sys.version.split()[0], "jaxlib", jaxlib.__version__)'
+say "running the test suite with pytest (several minutes; pass -x, -k or files to narrow it)"
+exec "$VENV_PY" -m pytest -q "$@"

@@ -1,8 +1,15 @@
 import os
+import shutil
+import sys
 import threading
 
 import pytest
 from hypothesis import settings
+
+# temporary files of test runs, one folder per run (see pytest_configure); git-ignored
+TMP_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        ".pytest_tmp")
+_OWN_BASETEMP = pytest.StashKey[str]()  # this run's folder there
 
 # Refuse stray settings from the environment: tests set what they need explicitly.
 for _k in list(os.environ):
@@ -20,6 +27,43 @@ settings.register_profile("ci", max_examples=30, deadline=None, derandomize=True
 
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists (signal 0 sends nothing: it only asks)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, as another user's
+        pass
+    return True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    """``tmp_path`` folders go under the repository's ``.pytest_tmp/`` instead of the system's
+    temporary folder: in a folder per run, ``<interpreter>-<pid>``, so that runs at the same
+    time (several in one checkout, one per interpreter) never share or delete each other's.
+    A run that passes removes its folder; a failed run's stays, for a look, until a later run
+    starts and finds its process gone. ``--basetemp`` still chooses another folder."""
+    if config.option.basetemp is not None:
+        return
+    os.makedirs(TMP_ROOT, exist_ok=True)
+    for name in os.listdir(TMP_ROOT):
+        pid = name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(os.path.join(TMP_ROOT, name), ignore_errors=True)
+    config.option.basetemp = os.path.join(TMP_ROOT,
+                                          f"{sys.implementation.cache_tag}-{os.getpid()}")
+    config.stash[_OWN_BASETEMP] = config.option.basetemp
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Remove this run's temporary folder when every test passed."""
+    own = session.config.stash.get(_OWN_BASETEMP, None)
+    if own is not None and exitstatus == 0:
+        shutil.rmtree(own, ignore_errors=True)
 
 
 @pytest.fixture

@@ -21,6 +21,64 @@ def test_mlir_has_user_locations_and_hlo_cost_memory():
     assert y.is_pending  # inspecting does not compute
 
 
+def test_cost_has_readable_keys_and_inspection_counts_as_a_cache_miss(metrics):
+    """cost/memory/hlo compile through the cache as a materialization would: the miss is
+    counted and explained, and computing the same graph afterwards compiles nothing."""
+    x = xp.asarray(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    y = xp.sum(xp.exp(x) * 3.25 - x, axis=0)
+    assert set(xp.debug.cost(y)) == {"flops", "transcendentals", "bytes accessed"}
+    assert set(xp.debug.memory(y)) >= {"argument_bytes", "output_bytes", "temp_bytes"}
+    m = metrics()
+    assert m["cache_misses"] == m["compiles"] + m["disk_hits"] == 1, m
+    assert xp.debug.explain() != "no compile yet"
+    xp.materialize(y)
+    m = metrics()
+    assert (m["compiles"], m["cache_misses"], m["cache_hits"]) == (1, 1, 1), m
+
+
+def test_every_inspector_refuses_a_computed_array_the_same_way(tmp_path):
+    done = xp.asarray(np.arange(3.0))  # made from data
+    computed = done * 2.0
+    xp.materialize(computed)
+    for array in (done, computed):
+        for name in ("graph", "dot", "mlir", "hlo", "cost", "memory"):
+            with pytest.raises(ValueError, match=f"debug.{name}: nothing pending to inspect"):
+                getattr(xp.debug, name)(array)
+        with pytest.raises(ValueError, match="debug.draw: nothing pending"):
+            xp.debug.draw(array, path=str(tmp_path / "g.dot"))
+    with pytest.raises(ValueError, match="these arrays hold their values"):
+        xp.debug.graph(done, computed)
+    with pytest.raises(TypeError, match="at least one array"):
+        xp.debug.graph()
+    pending = done + 1.0  # with a pending one, the computed ones are its inputs
+    assert xp.debug.graph(done, pending).splitlines()[-1] == "outputs: v0"
+
+
+def test_every_metric_is_documented():
+    """The keys of metrics() are those debug.metrics' docstring and docs/debugging.md name."""
+    import os
+    import re
+    keys = set(xp.debug.metrics())
+    page = os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs", "debugging.md")
+    with open(page) as f:
+        table = f.read().split("| key | counts |", 1)[1].split("\n\n", 1)[0]
+    assert set(re.findall(r"`([a-z_]+)`", "".join(
+        line.split("|")[1] for line in table.splitlines()[2:]))) == keys
+    assert {k for k in keys if f"``{k}``" in xp.debug.metrics.__doc__} == keys
+
+
+def test_str_of_0d_arrays_is_numpys():
+    """print(x) of a 0-d array shows what NumPy shows (3.0, not 3.); repr stays NumPy's."""
+    for value, dtype in ((3.0, xp.float64), (3.1, xp.float32), (7, xp.int32), (True, xp.bool),
+                         (1 + 2j, xp.complex64)):
+        x = xp.asarray(value, dtype=dtype)
+        ref = np.asarray(value, dtype=dtype.np)
+        assert str(x) == str(ref) and f"{x}" == f"{ref}" and format(x, "") == format(ref, "")
+    assert str(xp.sum(xp.ones(3))) == "3.0" and repr(xp.sum(xp.ones(3))) == \
+        "Array(3., dtype=float64)"
+    assert str(xp.ones(3)) == "[1. 1. 1.]"
+
+
 def test_graph_text_and_dot(tmp_path):
     y = _pending()
     g = xp.debug.graph(y)
@@ -50,7 +108,8 @@ def test_telemetry_callbacks_and_explain(metrics):
     x5 = xp.asarray(np.arange(5.0))
     float(xp.sum(x5 * 4.0 + 9.0 - x5))  # same ops, new input shape
     why = xp.debug.explain()
-    assert "input of shape (5,)" in why and "(3,)" in why, why
+    assert why.startswith("input 0 of shape (5,) and dtype float64, where") and "(3,)" in why, \
+        why
 
 
 def test_max_compiles_guard_names_the_difference():

@@ -239,7 +239,10 @@ class Array(_ArrayBase):
         return f"Array({body}, dtype={self.dtype.name})"
 
     def __str__(self) -> str:
-        return np.array2string(self._host("str"), threshold=1000)
+        a = self._host("str")
+        if a.ndim == 0:  # NumPy's: the scalar's text (3.0, not 3.)
+            return str(a[()])
+        return np.array2string(a, threshold=1000)
 
     def __format__(self, spec: str) -> str:
         if self.ndim == 0:

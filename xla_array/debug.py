@@ -1,4 +1,10 @@
-"""What a user looks at: metrics, the StableHLO and optimized HLO of pending arrays, costs."""
+"""What a user looks at: metrics, the StableHLO and optimized HLO of pending arrays, costs.
+
+The inspectors (``graph``, ``dot``, ``draw``, ``mlir``, ``hlo``, ``cost``, ``memory``) look at
+the graph that computing their arrays would run. An array that already holds its value (it was
+computed, or made from data) has no such graph: given only such arrays, every inspector raises
+``ValueError`` saying so, rather than describing an empty graph.
+"""
 
 from __future__ import annotations
 
@@ -11,41 +17,69 @@ from . import _backend, _metrics, _telemetry
 from ._array import Array
 from ._cache import executables
 from ._executor import compile_graph, packs_scalars, plan
-from ._graph import toposort
+from ._graph import SCALAR, toposort
 from ._ops_elementwise import ELEMENTWISE
 
 __all__ = ["metrics", "reset_metrics", "mlir", "hlo", "cost", "memory", "explain",
            "explain_key", "on_compile", "on_materialize", "graph", "dot", "draw"]
 
+# the whole-program entries of XLA's cost analysis (its other entries, such as
+# 'bytes accessed0{}' or 'utilization1{}', are per operand of the entry computation's root)
+_COST_KEYS = ("flops", "transcendentals", "bytes accessed")
+
 
 def metrics() -> dict[str, Any]:
-    """Counters and timers: compiles, compile_seconds, cache_hits, cache_misses, executions,
-    materializations (and by cause / by user line), auto_flushes, bytes moved."""
+    """Counters and timers since the start or the last ``reset_metrics()`` (a copy).
+
+    Counters: ``compiles`` (XLA compilations), ``cache_hits`` (runs of an executable found in
+    memory), ``cache_misses`` (graphs a materialization or an inspection did not find in
+    memory: each was then loaded from the on-disk cache or compiled), ``disk_hits``
+    (executables loaded from the on-disk cache), ``executions``, ``materializations``,
+    ``auto_flushes`` (deep graphs computed on their own, see ``XLA_ARRAY_MAX_PENDING``),
+    ``device_transfers`` (operands moved to another placement), ``bytes_to_device``,
+    ``bytes_to_host``. Timers, in seconds: ``compile_seconds`` (XLA), ``lower_seconds``
+    (graph to StableHLO), ``execute_seconds``, ``disk_load_seconds`` (reading and loading
+    on-disk cache entries). And ``materializations_by_cause`` (``{'float': 2, ...}``) and
+    ``materializations_by_line`` (``{'float at train.py:12': 2, ...}``: which of your lines
+    forced values)."""
     return _metrics.snapshot()
 
 
 def reset_metrics() -> None:
+    """Set every counter and timer of ``metrics()`` back to zero."""
     _metrics.reset()
 
 
-def _pending(arrays: tuple) -> list:
+def _pending(arrays: tuple, inspector: str) -> list:
+    """The nodes of ``arrays`` still to be computed; ValueError when there are none."""
+    if not arrays:
+        raise TypeError(f"xla_array.debug.{inspector}() needs at least one array")
     nodes = []
     for a in arrays:
         if not isinstance(a, Array):
             raise TypeError(f"expected arrays, got {type(a).__name__}")
         n = a._node  # (read once: another thread may rebind the handle)
-        if n.buffer is None:
+        if n.buffer is None and n.op is not SCALAR:
             nodes.append(n)
+    if not nodes:
+        what = "this array holds its value" if len(arrays) == 1 else \
+            "these arrays hold their values"
+        raise ValueError(f"xla_array.debug.{inspector}: nothing pending to inspect: {what} "
+                         f"already (computed, or made from data); inspect an array before "
+                         f"it is computed (by float(), print(), np.asarray(), "
+                         f"xp.materialize(), ...)")
     return nodes
 
 
-def _compiled(arrays: tuple) -> Any:
-    nodes = _pending(arrays)
-    if not nodes:
-        raise ValueError("these arrays are already computed: nothing pending to inspect")
+def _compiled(arrays: tuple, inspector: str) -> Any:
+    """The executable computing ``arrays``: from the in-memory cache, else compiled (counted
+    as a cache miss, as a materialization's would be) and kept there for the computation."""
+    nodes = _pending(arrays, inspector)
     order, bufs, scalars, outs, key = plan(nodes)
     c = executables.get(key)
     if c is None:
+        _metrics.count("cache_misses")
+        executables.note_miss(key)
         c = compile_graph(key, order, bufs, scalars, outs, nodes[0].device,
                           pack=packs_scalars(order, scalars, nodes[0].device))
         executables.put(key, c)
@@ -63,9 +97,7 @@ def mlir(*arrays: Any, **kwargs: Any) -> str:
         fn = arrays[0]
         j = fn if isinstance(fn, Jitted) else Jitted(fn)
         return j.lower(*arrays[1:], **kwargs)
-    nodes = _pending(arrays)
-    if not nodes:
-        return ""
+    nodes = _pending(arrays, "mlir")
     order, bufs, scalars, outs, _key = plan(nodes)
     return lower(order, bufs, scalars, outs, frozenset(),
                  nodes[0].device._annotations(bufs, scalars, outs),
@@ -74,31 +106,43 @@ def mlir(*arrays: Any, **kwargs: Any) -> str:
 
 def hlo(*arrays: Array) -> str:
     """The optimized HLO (after XLA's passes) for computing ``arrays``."""
-    return str(_compiled(arrays).exe.hlo_text())
+    return str(_compiled(arrays, "hlo").exe.hlo_text())
 
 
 def cost(*arrays: Array) -> dict[str, float]:
-    """XLA's cost analysis: flops, transcendentals, bytes accessed."""
-    return dict(_compiled(arrays).exe.cost())
+    """XLA's cost analysis of computing ``arrays``: ``flops`` (floating-point operations),
+    ``transcendentals`` (evaluations of exp, log, sin, ...) and ``bytes accessed`` (bytes
+    read and written by all operations: the memory traffic XLA estimates)."""
+    raw = _compiled(arrays, "cost").exe.cost()
+    return {k: raw[k] for k in _COST_KEYS}
 
 
 def memory(*arrays: Array) -> dict[str, int]:
-    """Compiled memory statistics: argument, output, temp bytes."""
-    return dict(_compiled(arrays).exe.memory())
+    """The compiled executable's memory in bytes: ``argument_bytes``, ``output_bytes``,
+    ``temp_bytes`` (scratch), ``alias_bytes`` (outputs written into donated arguments),
+    ``generated_code_bytes`` and ``peak_bytes``."""
+    return dict(_compiled(arrays, "memory").exe.memory())
 
 
-def _describe(part: Any) -> str:
-    if part[0] == "B":
-        return f"an input of shape {part[1]} and dtype {part[2]}"
-    if part[0] == "S":
-        return f"a scalar parameter of dtype {part[1]}"
-    if isinstance(part[0], str) and len(part) == 5:
-        return f"op {part[0]} -> {part[3]}{list(part[2])} (attributes {part[1]})"
-    return f"outputs {part}"
+def _describe(struct: tuple, n: int) -> str:
+    """Item ``n`` of the structural key ``struct`` in words (inputs, scalar parameters and
+    operations numbered from 0 in the order the graph visits them)."""
+    part = struct[n]
+    if len(part) == 5:
+        index = sum(1 for p in struct[:n] if len(p) == 5)
+        attrs = f" ({', '.join(map(str, part[1]))})" if part[1] else ""
+        return f"operation {index}, {part[0]}{attrs} -> {part[3]}{list(part[2])}"
+    if part[0] in ("B", "S"):
+        index = sum(1 for p in struct[:n] if p[0] == part[0])
+        if part[0] == "B":
+            return f"input {index} of shape {part[1]} and dtype {part[2]}"
+        return f"scalar parameter {index} of dtype {part[1]}"
+    return "the results written back"  # (the last item: positions of the outputs)
 
 
 def explain_key(key: Any) -> str:
-    """Which part of ``key`` no cached executable shares (for recompile diagnostics)."""
+    """Where the graph of ``key`` first differs from the closest cached one (why it had to be
+    compiled): an input's shape or dtype, an operation, or the graph's size."""
     keys = [k for k in executables.keys() if k != key and isinstance(k, tuple) and len(k) == 2]
     if not keys:
         return "first compile (the cache was empty)"
@@ -117,16 +161,23 @@ def explain_key(key: Any) -> str:
     if n >= len(struct) or n >= len(other):
         return (f"graph size: {len(struct)} items (closest cached graph: {len(other)}), "
                 f"same up to item {n}")
-    return f"item {n}: {_describe(struct[n])} (closest cached graph has {_describe(other[n])})"
+    here, there = _describe(struct, n), _describe(other, n)
+    if here != there:
+        return f"{here}, where the closest cached graph has {there}"
+    if len(struct[n]) == 5:
+        return f"{here}: its operands differ from the closest cached graph's"
+    return (f"{here}: the closest cached graph writes back other results (the arrays your "
+            f"variables still hold decide which intermediates are results)")
 
 
 def explain() -> str:
-    """Why the last compile happened."""
+    """Why the last compile happened (see ``explain_key``); "no compile yet" before any."""
     key = executables.last_miss
     return "no compile yet" if key is None else explain_key(key)
 
 
 def jaxlib_version() -> str:
+    """The version of the jaxlib that compiles and runs the graphs."""
     return _backend.JAXLIB_VERSION
 
 
@@ -141,22 +192,22 @@ def on_materialize(fn: Any) -> Any:
     return _telemetry.on("materialize", fn)
 
 
-def _graph_nodes(arrays: tuple) -> tuple[list, list, list, list]:
-    nodes = _pending(arrays)
-    order, bufs, scalars = toposort(nodes) if nodes else ([], [], [])
+def _graph_nodes(arrays: tuple, inspector: str) -> tuple[list, list, list, list]:
+    """(order, buffer leaves, scalar leaves, roots) of the pending graph of ``arrays``."""
+    nodes = _pending(arrays, inspector)
+    order, bufs, scalars = toposort(nodes)
     return order, bufs, scalars, nodes
 
 
 def _label(n: Any) -> str:
+    """A node in words: op, attributes (not those of elementwise ops), dtype and shape."""
     op = n.op.name
     if op == "buffer":
         return f"buffer {n.dtype.name}{list(n.shape)}"
     if op == "scalar":
         return f"scalar {n.dtype.name}"
     extra = ""
-    if op in ELEMENTWISE:
-        extra = ""
-    elif n.attrs:
+    if n.attrs and op not in ELEMENTWISE:
         extra = " " + ", ".join(str(a) for a in n.attrs if not isinstance(a, tuple) or
                                 len(a) < 8)
     return f"{op}{extra} -> {n.dtype.name}{list(n.shape)}"
@@ -164,7 +215,7 @@ def _label(n: Any) -> str:
 
 def graph(*arrays: Array) -> str:
     """A text drawing of the pending graph of ``arrays``: one line per node, inputs by name."""
-    order, bufs, scalars, roots = _graph_nodes(arrays)
+    order, bufs, scalars, roots = _graph_nodes(arrays, "graph")
     names = {}
     lines = []
     for i, n in enumerate(bufs):
@@ -184,7 +235,12 @@ def graph(*arrays: Array) -> str:
 
 def dot(*arrays: Array) -> str:
     """The pending graph of ``arrays`` in Graphviz dot syntax."""
-    order, bufs, scalars, roots = _graph_nodes(arrays)
+    return _dot(arrays, "dot")
+
+
+def _dot(arrays: tuple, inspector: str) -> str:
+    """``dot``'s text, errors naming ``inspector``."""
+    order, bufs, scalars, roots = _graph_nodes(arrays, inspector)
     out = ["digraph xla_array {", "  rankdir=TB; node [shape=box, fontname=monospace];"]
     ids = {}
     for i, n in enumerate(bufs + scalars + order):
@@ -203,7 +259,7 @@ def dot(*arrays: Array) -> str:
 def draw(*arrays: Array, path: str) -> str:
     """Write the pending graph to ``path``: ``.dot`` as text, ``.svg``/``.png`` through
     Graphviz's ``dot`` program when it is installed (RuntimeError otherwise)."""
-    text = dot(*arrays)
+    text = _dot(arrays, "draw")
     ext = os.path.splitext(path)[1].lower()
     if ext in (".dot", ".gv", ""):
         with open(path, "w") as f:
