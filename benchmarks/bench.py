@@ -472,7 +472,7 @@ def bench_workload(wl: dict, contenders: list[Contender], import_errors: dict, a
                 rec["error"] = _err(exc)
                 rec["traceback"] = traceback.format_exc()
     res["bg_load"] = _bg_load(snap0, _cpu_snapshot())
-    for c, f, arrs, rec in live:
+    for c, _f, _arrs, rec in live:
         if isinstance(c, XlaArrayC) and "error" not in rec:
             try:
                 m = c.metrics()
@@ -793,7 +793,7 @@ def report(results: list[dict], overheads: dict, meta: dict) -> str:
     L.append("\n### Overheads (tiny 8-element float32 array, µs)\n")
     L.append("| measurement | µs | notes |")
     L.append("|---|---:|---|")
-    for key, row in overheads.items():
+    for _key, row in overheads.items():
         if not isinstance(row, dict) or "label" not in row:
             continue
         val = fmt(row["us"]) if "us" in row else "ERR: " + row["error"][:80].replace("|", "/")

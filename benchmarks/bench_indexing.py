@@ -20,9 +20,9 @@ import time
 
 os.environ.setdefault("XLA_ARRAY_CACHE_DIR", "off")
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import xla_array as xp  # noqa: E402
+import xla_array as xp
 
 
 def w_take(x, i):

@@ -15,8 +15,8 @@ import sys
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
 ORDER = ("numpy", "jax_eager", "jax_jit", "xla_array")
 COLORS = {"numpy": "#4c72b0", "jax_eager": "#dd8452", "jax_jit": "#55a868",

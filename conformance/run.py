@@ -236,7 +236,7 @@ def main(argv=None):
         any_failed |= bool(failing)
         any_broken |= broken or not tests
     print("\n=== summary (" + args.module + f", max-examples={args.max_examples}, seed={args.seed})")
-    for version, totals, nfail, elapsed in overall:
+    for version, totals, _nfail, elapsed in overall:
         print(f"  {version}: " + ", ".join(f"{totals[c]} {c}" for c in COLUMNS) + f"  [{elapsed:.0f}s]")
     print(f"raw reports and logs: {report_dir}")
     return 2 if any_broken else (1 if any_failed else 0)

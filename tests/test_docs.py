@@ -144,7 +144,7 @@ def run_page(path: str, name: str) -> list[str]:
         out = io.StringIO()
         try:
             with contextlib.redirect_stdout(out):
-                exec(compile("\n" * (first - 1) + code, name, "exec"), namespace)  # noqa: S102
+                exec(compile("\n" * (first - 1) + code, name, "exec"), namespace)
         except BaseException:  # noqa: BLE001 - reported; the later blocks depend on this one
             failures.append(f"{name}:{first}: the block raised\n{traceback.format_exc()}")
             return failures

@@ -183,8 +183,8 @@ def test_errors_raise_at_record_time_with_shapes():
 
 
 def test_backend_failure_names_the_recording_line(monkeypatch):
-    from xla_array._graph import OpDef, record
     from xla_array._array import wrap
+    from xla_array._graph import OpDef, record
 
     bad = OpDef("bad", lambda ins, attrs: (ins[0].shape, ins[0].dtype),
                 lambda e, n, a: e.op("stablehlo.no_such_op", a, e.types[a[0]]))

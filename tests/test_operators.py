@@ -130,7 +130,7 @@ def test_inplace_operators(d):
         x = iop(x, s)
         results.append((name, x, iop))
     xp.materialize(*(r[1] for r in results))
-    for name, x, iop in results:
+    for _name, x, iop in results:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             w = a.copy()
@@ -164,7 +164,7 @@ def test_operands_of_other_types():
     for r in (x + n, n + x, x * np.float64(2), np.float64(2) * x, n == x):
         assert isinstance(r, xp.Array)
     np.testing.assert_array_equal(np.asarray(n - x), [0.0, -1.0, -2.0])
-    assert (x == "a") is False and (x != None) is True
+    assert (x == "a") is False and (x != None) is True  # noqa: E711  (the operator is tested)
     for bad in ("a", [1, 2, 3], object()):
         with pytest.raises(TypeError):
             _ = x + bad

@@ -8,42 +8,91 @@ from __future__ import annotations
 
 import math as _math
 
-from . import _operators  # noqa: F401  (installs Array's operators)
 from . import _flags as flags
-from . import debug
+from . import (
+                        _operators,  # noqa: F401  (installs Array's operators)
+                        debug,
+                        fft,
+                        linalg,
+                        sharding,
+)
+from ._advanced import *  # noqa: F403
+from ._advanced import __all__ as _advanced_all
 from ._array import Array
-from ._creation import (arange, asarray, empty, empty_like, eye, from_dlpack, full, full_like,
-                        linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
+from ._creation import (
+                        arange,
+                        asarray,
+                        empty,
+                        empty_like,
+                        eye,
+                        from_dlpack,
+                        full,
+                        full_like,
+                        linspace,
+                        meshgrid,
+                        ones,
+                        ones_like,
+                        tril,
+                        triu,
+                        zeros,
+                        zeros_like,
+)
 from ._data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
 from ._devices import Device, using_device
-from ._dtypes import (bfloat16, bool, complex64, complex128, float8_e4m3fn, float8_e5m2,
-                      float16, float32, float64, int8, int16, int32, int64, uint8, uint16,
-                      uint32, uint64)
+from ._dtypes import (
+                        bfloat16,
+                        bool,
+                        complex64,
+                        complex128,
+                        float8_e4m3fn,
+                        float8_e5m2,
+                        float16,
+                        float32,
+                        float64,
+                        int8,
+                        int16,
+                        int32,
+                        int64,
+                        uint8,
+                        uint16,
+                        uint32,
+                        uint64,
+)
 from ._elementwise import *  # noqa: F403
 from ._elementwise import __all__ as _elementwise_all
 from ._executor import CompileError
 from ._info import DEFAULT_VERSION, __array_namespace_info__
-from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
-from ._manipulation import broadcast_shapes
-from ._manipulation import (broadcast_arrays, broadcast_to, concat, expand_dims, flip, moveaxis,
-                            permute_dims, reshape, roll, squeeze, stack, tile, unstack)
-from ._materialize import block_until_ready, materialize
 from ._jit import cached, compile, deserialize, jit
-from ._searching import argmax, argmin, where
-from ._statistical import all, any, max, mean, min, prod, std, sum, var
-from ._statistical import *  # noqa: F403
-from ._statistical import __all__ as _statistical_all
+from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
+from ._manipulation import (
+                        broadcast_arrays,
+                        broadcast_shapes,
+                        broadcast_to,
+                        concat,
+                        expand_dims,
+                        flip,
+                        moveaxis,
+                        permute_dims,
+                        reshape,
+                        roll,
+                        squeeze,
+                        stack,
+                        tile,
+                        unstack,
+)
+from ._materialize import block_until_ready, materialize
 from ._searching import *  # noqa: F403
 from ._searching import __all__ as _searching_all
-from ._sorting import *  # noqa: F403
-from ._sorting import __all__ as _sorting_all
+from ._searching import argmax, argmin, where
 from ._set import *  # noqa: F403
 from ._set import __all__ as _set_all
+from ._sorting import *  # noqa: F403
+from ._sorting import __all__ as _sorting_all
+from ._statistical import *  # noqa: F403
+from ._statistical import __all__ as _statistical_all
+from ._statistical import all, any, max, mean, min, prod, std, sum, var
 from ._utility import *  # noqa: F403
 from ._utility import __all__ as _utility_all
-from ._advanced import *  # noqa: F403
-from ._advanced import __all__ as _advanced_all
-from . import fft, linalg, sharding  # noqa: E402  (extensions)
 
 __array_api_version__ = DEFAULT_VERSION
 __version__ = "0.1.0"

@@ -362,7 +362,8 @@ def _lazy_mask_set(x: Array, ents: list, v: Node) -> Array | None:
 
 def setitem_advanced(x: Array, key: Any, value: Any) -> Array:
     """The array ``x`` with ``x[key] = value`` for keys holding integer arrays or masks."""
-    from ._indexing import setitem as basic_setitem, value_node
+    from ._indexing import setitem as basic_setitem
+    from ._indexing import value_node
     ents = _expand(x.shape, key)
     v = value_node(x, value)
     lazy = _lazy_mask_set(x, ents, v)

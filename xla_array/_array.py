@@ -57,7 +57,7 @@ class _ArrayBase:
 
 
 if _graph.NATIVE:
-    from ._graphcore import ArrayBase as _ArrayBase  # type: ignore[assignment]  # noqa: F811
+    from ._graphcore import ArrayBase as _ArrayBase  # type: ignore[assignment]
 
 
 class Array(_ArrayBase):
@@ -379,7 +379,7 @@ def _cut(node: Node) -> None:
 
 if _graph.NATIVE:  # the same in C (every recorded op returns through wrap)
     _graph._graphcore.configure_array(Array, _flush, _cut, _flags._values)
-    wrap = _graph._graphcore.wrap  # type: ignore[assignment]  # noqa: F811
+    wrap = _graph._graphcore.wrap  # type: ignore[assignment]
 
 
 def host_leaf(x: np.ndarray, device: Any, dtype: DType | None = None) -> Node:

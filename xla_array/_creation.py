@@ -18,8 +18,17 @@ from . import _backend, _dtypes, _metrics
 from ._array import Array, as_array, host_leaf, wrap
 from ._devices import Device, resolve, target
 from ._dtypes import DType
-from ._graph import _PKG_DIR, SCALAR, Node, Placeholder, _internal, buffer_leaf, record, \
-    scalar_leaf, toposort
+from ._graph import (
+    _PKG_DIR,
+    SCALAR,
+    Node,
+    Placeholder,
+    _internal,
+    buffer_leaf,
+    record,
+    scalar_leaf,
+    toposort,
+)
 from ._ops import OPS, check_shape
 
 __all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",

@@ -43,7 +43,7 @@ class Device:
     __slots__ = ("platform", "id", "_pjrt", "_hash")
     _spmd = False
 
-    def __init__(self, platform: str, id: int, pjrt: Any) -> None:  # noqa: A002
+    def __init__(self, platform: str, id: int, pjrt: Any) -> None:
         self.platform = platform
         self.id = id
         self._pjrt = pjrt

@@ -61,7 +61,7 @@ class DType:
         return self.np
 
 
-bool = DType("bool", np.bool_, "i1", "b")  # noqa: A001
+bool = DType("bool", np.bool_, "i1", "b")
 int8 = DType("int8", np.int8, "i8", "i")
 int16 = DType("int16", np.int16, "i16", "i")
 int32 = DType("int32", np.int32, "i32", "i")
@@ -247,7 +247,7 @@ def _dtype_of(x: Any) -> DType:
     raise TypeError(f"expected an array or dtype, got {type(x).__name__}")
 
 
-def finfo(type: Any, /) -> finfo_object:  # noqa: A002
+def finfo(type: Any, /) -> finfo_object:
     d = _dtype_of(type)
     if d.kind not in "fc":
         raise TypeError(f"finfo() needs a floating-point dtype, got {d}")
@@ -257,7 +257,7 @@ def finfo(type: Any, /) -> finfo_object:  # noqa: A002
                         float(fi.smallest_normal), real)
 
 
-def iinfo(type: Any, /) -> iinfo_object:  # noqa: A002
+def iinfo(type: Any, /) -> iinfo_object:
     d = _dtype_of(type)
     if d.kind not in "iu":
         raise TypeError(f"iinfo() needs an integer dtype, got {d}")

@@ -117,13 +117,13 @@ for _name, (_arity, *_rest) in ELEMENTWISE.items():
     globals()[_name] = _make(_name, _arity)
 
 
-def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:  # noqa: A002
+def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:
     """Clamp ``x`` to [min, max]; bounds may be scalars or arrays (broadcast to ``x``)."""
     x = as_array(x, "clip")
     if x.dtype.kind not in "iuf":
         raise TypeError(f"clip() needs a real numeric array, got {x.dtype.name}")
-    from ._manipulation import broadcast_to
     from ._data_types import astype
+    from ._manipulation import broadcast_to
     out = x
     for bound, op in ((min, "maximum"), (max, "minimum")):
         if bound is None:

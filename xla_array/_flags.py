@@ -103,7 +103,7 @@ def on_change(name: str, fn: Any) -> None:
     _watchers.setdefault(name, []).append(fn)
 
 
-def set(**kwargs: Any) -> None:  # noqa: A001
+def set(**kwargs: Any) -> None:
     """Change settings for the rest of the process."""
     changed = []
     with _lock:

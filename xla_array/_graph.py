@@ -415,12 +415,12 @@ if _flags.get("native"):
         logging.getLogger("xla_array").debug("graph C core not loaded (%s): pure Python", _e)
     else:
         _graphcore.configure(BUFFER, SCALAR, _internal, _PKG_DIR, _mixed_devices)
-        Node = _graphcore.Node  # type: ignore[misc]  # noqa: F811
-        record = _graphcore.record  # type: ignore[assignment]  # noqa: F811
-        user_frame = _graphcore.user_frame  # type: ignore[assignment]  # noqa: F811
-        buffer_leaf = _graphcore.buffer_leaf  # type: ignore[assignment]  # noqa: F811
-        scalar_leaf = _graphcore.scalar_leaf  # type: ignore[assignment]  # noqa: F811
-        plan_graph = _graphcore.plan_graph  # type: ignore[assignment]  # noqa: F811
+        Node = _graphcore.Node  # type: ignore[misc]
+        record = _graphcore.record  # type: ignore[assignment]
+        user_frame = _graphcore.user_frame  # type: ignore[assignment]
+        buffer_leaf = _graphcore.buffer_leaf  # type: ignore[assignment]
+        scalar_leaf = _graphcore.scalar_leaf  # type: ignore[assignment]
+        plan_graph = _graphcore.plan_graph  # type: ignore[assignment]
         NATIVE = True
 
 

@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes
-from . import _ops_index  # noqa: F401  (registers dynamic_slice / dynamic_update_slice)
+from . import (
+    _dtypes,
+    _ops_index,  # noqa: F401  (registers dynamic_slice / dynamic_update_slice)
+)
 from ._array import Array, as_node, wrap
 from ._graph import Node, record, scalar_leaf
 from ._ops import OPS

@@ -42,7 +42,7 @@ def namespace_for(api_version: str | None) -> Any:
     return ns
 
 
-class __array_namespace_info__:  # noqa: N801 (name fixed by the standard)
+class __array_namespace_info__:
     """Inspection of what this namespace offers (standard, 2023.12 and later)."""
 
     def __init__(self, lists: bool = False) -> None:

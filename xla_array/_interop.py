@@ -49,5 +49,5 @@ def to_dlpack(x: Any, *, stream: Any, max_version: tuple | None, dl_device: tupl
             raise BufferError(str(err)) from None
     try:
         return _backend.to_dlpack(x._buffer("__dlpack__"))
-    except Exception as err:  # jaxlib raises several types here
+    except Exception as err:  # noqa: BLE001  (jaxlib raises several types here)
         raise BufferError(f"DLPack export failed: {err}") from None

@@ -23,8 +23,17 @@ import numpy as np
 from . import _backend, _dtypes, _flags
 from ._array import Array
 from ._devices import default_device, resolve
-from ._executor import (Compiled, _disk_context, _options, check_buffers, compile_graph,
-                        custom_targets, register_targets, run_checks, scalar_buffer_of)
+from ._executor import (
+    Compiled,
+    _disk_context,
+    _options,
+    check_buffers,
+    compile_graph,
+    custom_targets,
+    register_targets,
+    run_checks,
+    scalar_buffer_of,
+)
 from ._graph import Placeholder, TracedScalar, buffer_leaf, structure_key, toposort
 from ._lower import lower
 from ._ops import OPS
@@ -448,7 +457,7 @@ class _Loaded(CompiledFunction):
         return self._trace.run(leaves)
 
 
-def compile(fn: Any, *example_args: Any, **example_kwargs: Any) -> CompiledFunction:  # noqa: A001
+def compile(fn: Any, *example_args: Any, **example_kwargs: Any) -> CompiledFunction:
     """Compile ``fn`` ahead of time for arguments like ``example_args``."""
     j = fn if isinstance(fn, Jitted) else Jitted(fn)
     return j.compile(*example_args, **example_kwargs)

@@ -68,7 +68,7 @@ def library(name: str) -> ctypes.CDLL:
                 raise RuntimeError(_errors[name])
             try:
                 _libs[name] = _load(name)
-            except Exception as e:  # no compiler, build error, unreadable folder
+            except Exception as e:  # noqa: BLE001  (no compiler, build error, unreadable folder)
                 _errors[name] = str(e)
                 raise RuntimeError(str(e)) from None
     return _libs[name]
@@ -93,7 +93,7 @@ class Kernel:
                 try:
                     self._load()
                     self.ok = True
-                except Exception as e:  # no compiler, build error, missing BLAS: XLA then
+                except Exception as e:  # noqa: BLE001  (no compiler, build error, missing BLAS)
                     log.warning("xla_array: %s unavailable (%s); using %s", self.what, e,
                                 self.instead)
                     self.error = str(e)

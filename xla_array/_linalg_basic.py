@@ -12,8 +12,12 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from . import _axes, _dtypes, _flags
-from . import _ops_linalg  # noqa: F401  (defines the blas_gemm op)
+from . import (
+    _axes,
+    _dtypes,
+    _flags,
+    _ops_linalg,  # noqa: F401  (defines the blas_gemm op)
+)
 from ._array import Array, as_array, wrap
 from ._blas import use_blas
 from ._graph import record

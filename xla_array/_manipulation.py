@@ -198,7 +198,7 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     xr = reshape(x, shape)
     # broadcast to (r0, s0, r1, s1, ...) then merge pairs
     inter = []
-    for r, s in zip(reps, shape):
+    for _r, s in zip(reps, shape):
         inter += [1, s]
     b = reshape(xr, tuple(inter))
     full_shape = []

@@ -9,7 +9,6 @@ write StableHLO: they validate arguments, then ``record`` one of these ops.
 from __future__ import annotations
 
 import weakref
-
 from typing import Any
 
 from . import _dtypes as dt

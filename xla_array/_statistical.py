@@ -67,7 +67,7 @@ def _acc_dtype(x: Array, dtype: Any, fname: str) -> DType:
     return x.dtype
 
 
-def sum(x: Array, /, *, axis: Any = None, dtype: Any = None,  # noqa: A001
+def sum(x: Array, /, *, axis: Any = None, dtype: Any = None,
         keepdims: bool = False) -> Array:
     x = _arr(x, "sum")
     return reduce("sum", x, axis, keepdims, _acc_dtype(x, dtype, "sum"), "sum")
@@ -88,11 +88,11 @@ def _extreme(kind: str, x: Any, axis: Any, keepdims: bool) -> Array:
     return reduce(kind, x, ax, keepdims, x.dtype, kind)
 
 
-def max(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
+def max(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     return _extreme("max", x, axis, keepdims)
 
 
-def min(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
+def min(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     return _extreme("min", x, axis, keepdims)
 
 
@@ -136,12 +136,12 @@ def std(x: Array, /, *, axis: Any = None, correction: int | float = 0.0,
     return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
 
 
-def all(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
+def all(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     x = _arr(x, "all")
     return reduce("all", x, axis, keepdims, _dtypes.bool, "all")
 
 
-def any(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:  # noqa: A001
+def any(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     x = _arr(x, "any")
     return reduce("any", x, axis, keepdims, _dtypes.bool, "any")
 

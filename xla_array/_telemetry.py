@@ -40,5 +40,5 @@ def emit(event: str, data: dict) -> None:
     for fn in _handlers[event]:
         try:
             fn(dict(data, event=event))
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("xla_array telemetry callback %r failed", fn)

@@ -43,8 +43,17 @@ from ._graph import record
 from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
 from ._manipulation import broadcast_to, reshape, stack
 from ._ops import OPS, broadcast_shapes
-from ._ops_linalg import (LAPACK_DTYPES, char, cholesky_lower, getrf, lapack, make_complex,
-                          nan_where, pivots_to_perm, tri_solve)
+from ._ops_linalg import (
+    LAPACK_DTYPES,
+    char,
+    cholesky_lower,
+    getrf,
+    lapack,
+    make_complex,
+    nan_where,
+    pivots_to_perm,
+    tri_solve,
+)
 from ._searching import where
 from ._statistical import any as _any
 from ._statistical import max as _max
@@ -447,7 +456,7 @@ def _norm_input(x: Array, fname: str) -> Array:
 
 
 def matrix_norm(x: Array, /, *, keepdims: bool = False,
-                ord: int | float | str | None = "fro") -> Array:  # noqa: A002
+                ord: int | float | str | None = "fro") -> Array:
     """Matrix norms of the standard's table; the result dtype is real."""
     x = _arr(x, "matrix_norm")
     if x.ndim < 2:
@@ -471,7 +480,7 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False,
 
 
 def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
-                keepdims: bool = False, ord: int | float = 2) -> Array:  # noqa: A002
+                keepdims: bool = False, ord: int | float = 2) -> Array:
     """p-norms over ``axis`` (all axes when None); ord 0 counts non-zero elements."""
     x = _norm_input(_arr(x, "vector_norm"), "vector_norm")
     ax = _axes.axes(axis, x.ndim, "linalg.vector_norm")

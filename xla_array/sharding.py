@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from . import _backend_spmd, _spmd
-from ._devices import Device, devices as _all_devices
+from ._devices import Device
+from ._devices import devices as _all_devices
 from ._devices import resolve as _resolve
 
 __all__ = ["Mesh", "NamedSharding", "SingleDeviceSharding", "make_mesh", "constrain",
