@@ -10,53 +10,53 @@ import math as _math
 
 from . import _flags as flags
 from . import (
-                        _operators,  # noqa: F401  (installs Array's operators)
-                        debug,
-                        fft,
-                        linalg,
-                        sharding,
+    _operators,  # noqa: F401  (installs Array's operators)
+    debug,
+    fft,
+    linalg,
+    sharding,
 )
 from ._advanced import *  # noqa: F403
 from ._advanced import __all__ as _advanced_all
 from ._array import Array
 from ._creation import (
-                        arange,
-                        asarray,
-                        empty,
-                        empty_like,
-                        eye,
-                        from_dlpack,
-                        full,
-                        full_like,
-                        linspace,
-                        meshgrid,
-                        ones,
-                        ones_like,
-                        tril,
-                        triu,
-                        zeros,
-                        zeros_like,
+    arange,
+    asarray,
+    empty,
+    empty_like,
+    eye,
+    from_dlpack,
+    full,
+    full_like,
+    linspace,
+    meshgrid,
+    ones,
+    ones_like,
+    tril,
+    triu,
+    zeros,
+    zeros_like,
 )
 from ._data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
 from ._devices import Device, using_device
 from ._dtypes import (
-                        bfloat16,
-                        bool,
-                        complex64,
-                        complex128,
-                        float8_e4m3fn,
-                        float8_e5m2,
-                        float16,
-                        float32,
-                        float64,
-                        int8,
-                        int16,
-                        int32,
-                        int64,
-                        uint8,
-                        uint16,
-                        uint32,
-                        uint64,
+    bfloat16,
+    bool,
+    complex64,
+    complex128,
+    float8_e4m3fn,
+    float8_e5m2,
+    float16,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from ._elementwise import *  # noqa: F403
 from ._elementwise import __all__ as _elementwise_all
@@ -65,20 +65,20 @@ from ._info import DEFAULT_VERSION, __array_namespace_info__
 from ._jit import cached, compile, deserialize, jit
 from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
 from ._manipulation import (
-                        broadcast_arrays,
-                        broadcast_shapes,
-                        broadcast_to,
-                        concat,
-                        expand_dims,
-                        flip,
-                        moveaxis,
-                        permute_dims,
-                        reshape,
-                        roll,
-                        squeeze,
-                        stack,
-                        tile,
-                        unstack,
+    broadcast_arrays,
+    broadcast_shapes,
+    broadcast_to,
+    concat,
+    expand_dims,
+    flip,
+    moveaxis,
+    permute_dims,
+    reshape,
+    roll,
+    squeeze,
+    stack,
+    tile,
+    unstack,
 )
 from ._materialize import block_until_ready, materialize
 from ._searching import *  # noqa: F403

@@ -50,7 +50,7 @@ from ._graph import SCALAR, Node, Placeholder, record, scalar_leaf
 from ._ops import OPS, broadcast_shapes
 from ._ops_index import INDEX_CHECK, index_error
 
-__all__ = ["checked_indices"]
+__all__: list[str] = []  # (nothing for the namespace: indexing goes through Array)
 
 
 def checked_indices(node: Node, size: int, axis: int) -> Node:
