@@ -69,6 +69,7 @@ executables = ExecutableCache()
 # The optimization level is a compile option, not part of a graph's structure: executables
 # compiled under another level must not be found (the disk cache keys by the options).
 _flags.on_change("opt_level", executables.clear)
+_flags.on_change("fast_math", executables.clear)  # (it changes the lowerings, not the keys)
 
 
 # ---------------------------------------------------------------- on-disk cache

@@ -23,6 +23,7 @@ import math
 from typing import Any
 
 from . import _dtypes as dt
+from . import _ops_ieee
 from ._dtypes import DType
 from ._lower import Emitter, tensor_type
 from ._ops import bcast, broadcast_shapes, compare, convert, define, select
@@ -210,7 +211,7 @@ def _floor_divide(e: Emitter, a: list, s: tuple, d: DType) -> str:
     x, y = a
     zero = _full(e, 0, s, d)
     mod = e.op("stablehlo.remainder", [x, y], _t(s, d))
-    div = e.op("stablehlo.divide", [e.op("stablehlo.subtract", [x, mod], _t(s, d)), y], _t(s, d))
+    div = _ops_ieee.divide(e, e.op("stablehlo.subtract", [x, mod], _t(s, d)), y, s, d)
     mnz = compare(e, "NE", mod, zero, s, d)
     diff = compare(e, "NE", compare(e, "LT", y, zero, s, d),
                    compare(e, "LT", mod, zero, s, d), s, dt.bool)
@@ -220,7 +221,7 @@ def _floor_divide(e: Emitter, a: list, s: tuple, d: DType) -> str:
     big = compare(e, "GT", e.op("stablehlo.subtract", [div, fl], _t(s, d)),
                   _full(e, 0.5, s, d), s, d)
     fl = select(e, big, e.op("stablehlo.add", [fl, _full(e, 1, s, d)], _t(s, d)), fl, s, d)
-    plain = e.op("stablehlo.divide", [x, y], _t(s, d))
+    plain = _ops_ieee.divide(e, x, y, s, d)
     res = select(e, compare(e, "NE", div, zero, s, d), fl, _copysign(e, [zero, plain], s, d),
                  s, d)
     ok = _bool_op("stablehlo.and", [_isfinite(e, [x], s, d), _isfinite(e, [y], s, d)], e, s)
@@ -354,9 +355,9 @@ ELEMENTWISE: dict[str, tuple[int, str, str, Any]] = {
     "isinf": (1, "numeric", "bool", _isinf),
     "isnan": (1, "numeric", "bool", _isnan),
     "log": (1, "float", "float", _simple("stablehlo.log")),
-    "log1p": (1, "float", "float", _simple("stablehlo.log_plus_one")),
-    "log2": (1, "float", "float", _log_base(2.0)),
-    "log10": (1, "float", "float", _log_base(10.0)),
+    "log1p": (1, "float", "float", _ops_ieee.log1p(_simple("stablehlo.log_plus_one"))),
+    "log2": (1, "float", "float", _ops_ieee.log2(_log_base(2.0))),
+    "log10": (1, "float", "float", _ops_ieee.log10(_log_base(10.0))),
     "logical_not": (1, "any", "bool", _logical("stablehlo.not")),
     "negative": (1, "numeric", "same", _simple("stablehlo.negate")),
     "positive": (1, "numeric", "same", _positive),
@@ -380,7 +381,7 @@ ELEMENTWISE: dict[str, tuple[int, str, str, Any]] = {
     "bitwise_right_shift": (2, "integer", "same", _shift("right")),
     "bitwise_xor": (2, "integer or boolean", "same", _simple("stablehlo.xor")),
     "copysign": (2, "real float", "float", _copysign),
-    "divide": (2, "float", "float", _simple("stablehlo.divide")),
+    "divide": (2, "float", "float", lambda e, a, s, d: _ops_ieee.divide(e, a[0], a[1], s, d)),
     "equal": (2, "any", "bool", _cmp("EQ")),
     "floor_divide": (2, "real numeric", "same", _floor_divide),
     "greater": (2, "real numeric", "bool", _cmp("GT")),
@@ -436,6 +437,7 @@ def _convert(e: Emitter, v: str, shape: tuple, src: DType, dst: DType) -> str:
 def _lower(name: str) -> Any:
     kernel = ELEMENTWISE[name][3]
     ckernel = complex_kernel(name) if name in COMPLEX_KERNELS else None
+    sums = name in ("add", "subtract")  # (a product feeding them must not fuse: _ops_ieee)
 
     def lower(e: Emitter, n: Any, a: list) -> str:
         cd = n.attrs[0]
@@ -443,6 +445,9 @@ def _lower(name: str) -> Any:
                 for v, x in zip(a, n.inputs)]
         if ckernel is not None and cd.kind == "c":
             return ckernel(e, args, n.shape, cd)
+        if sums:
+            return _ops_ieee.unfused(e, kernel(e, args, n.shape, cd), n.inputs, args, n.shape,
+                                     cd)
         return kernel(e, args, n.shape, cd)
     return lower
 
