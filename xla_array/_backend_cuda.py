@@ -65,7 +65,7 @@ def load_cuda_client() -> Any:
         opts = xc.generate_pjrt_gpu_plugin_options()  # reads XLA_PYTHON_CLIENT_* too
         for key, env, conv in _GPU_ENV:  # EXLA-like settings: XLA_ARRAY_GPU_*
             if os.environ.get(env, "").strip():
-                opts[key] = conv(os.environ[env].strip())
+                opts[key] = conv(os.environ[env].strip())  # type: ignore[index]  # (a dict)
         return xc.make_c_api_client("cuda", opts)
     except Exception as e:  # noqa: BLE001  (any failure means: no CUDA, say why once)
         warnings.warn(f"xla_array: CUDA plugin {path} failed to load ({e}); using CPU only",

@@ -82,7 +82,7 @@ def _numpy_blas() -> list[int] | None:
             names = [pattern.format(r) for r in _ROUTINES]
             if all(hasattr(lib, n) for n in names):
                 _state["blas_lib"] = f"NumPy's {os.path.basename(path)} (ILP64)"
-                return [ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in names]
+                return [ctypes.cast(getattr(lib, n), ctypes.c_void_p).value or 0 for n in names]
     return None
 
 

@@ -7,7 +7,8 @@ parameter, so changing the scalar never recompiles.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ._array import Array, as_array, as_node, operand_nodes, wrap
 from ._graph import record
@@ -23,11 +24,12 @@ def apply(name: str, *xs: Any) -> Array:
     key = (name, *[n.dtype for n in nodes])
     attrs = _ATTRS.get(key)
     if attrs is None:  # dtype rule (raises TypeError for bad dtypes), memoized per dtypes
-        attrs = _ATTRS[key] = dtypes_for(name, list(key[1:]))
+        attrs = _ATTRS[key] = dtypes_for(name, [n.dtype for n in nodes])
     return wrap(record(OPS[name], tuple(nodes), attrs))
 
 
 _ATTRS: dict[tuple, tuple] = {}
+_Function = Callable[..., Array]  # an elementwise function of the namespace
 
 
 # unary functions that are the identity on some dtype kinds: a new handle, nothing recorded
@@ -52,12 +54,12 @@ def _make(name: str, arity: int) -> Any:
             if attrs is None:  # dtype rule (raises TypeError for bad dtypes), memoized
                 attrs = memo1[d] = dtypes_for(name, [d])
             return wrap(record(op1, (n,), attrs))
-        f = f1
+        f: Any = f1
     else:
         op = OPS[name]
         memo: dict[tuple, tuple] = {}
 
-        def f2(x1: Array | complex, x2: Array | complex, /) -> Array:
+        def f2(x1: Any, x2: Any, /) -> Array:
             if type(x1) is Array:  # fast path: array op array / array op Python int or float
                 n1 = x1._node
                 t2 = type(x2)
@@ -138,3 +140,72 @@ def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:
     if out.dtype != x.dtype:
         out = astype(out, x.dtype)
     return out
+
+
+if TYPE_CHECKING:  # the functions made by _make above, declared for type checkers
+    abs: _Function
+    acos: _Function
+    acosh: _Function
+    add: _Function
+    asin: _Function
+    asinh: _Function
+    atan: _Function
+    atan2: _Function
+    atanh: _Function
+    bitwise_and: _Function
+    bitwise_invert: _Function
+    bitwise_left_shift: _Function
+    bitwise_or: _Function
+    bitwise_right_shift: _Function
+    bitwise_xor: _Function
+    ceil: _Function
+    conj: _Function
+    copysign: _Function
+    cos: _Function
+    cosh: _Function
+    divide: _Function
+    equal: _Function
+    exp: _Function
+    expm1: _Function
+    floor: _Function
+    floor_divide: _Function
+    greater: _Function
+    greater_equal: _Function
+    hypot: _Function
+    imag: _Function
+    isfinite: _Function
+    isinf: _Function
+    isnan: _Function
+    less: _Function
+    less_equal: _Function
+    log: _Function
+    log10: _Function
+    log1p: _Function
+    log2: _Function
+    logaddexp: _Function
+    logical_and: _Function
+    logical_not: _Function
+    logical_or: _Function
+    logical_xor: _Function
+    maximum: _Function
+    minimum: _Function
+    multiply: _Function
+    negative: _Function
+    nextafter: _Function
+    not_equal: _Function
+    positive: _Function
+    pow: _Function
+    real: _Function
+    reciprocal: _Function
+    remainder: _Function
+    round: _Function
+    sign: _Function
+    signbit: _Function
+    sin: _Function
+    sinh: _Function
+    sqrt: _Function
+    square: _Function
+    subtract: _Function
+    tan: _Function
+    tanh: _Function
+    trunc: _Function

@@ -258,7 +258,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
             else:
                 _metrics.count("disk_hits")
                 _metrics.add_time("disk_load_seconds", time.perf_counter() - t0)
-                return Compiled(exe, None, key, 0.0, time.perf_counter() - t0, pack)
+                return Compiled(exe, "", key, 0.0, time.perf_counter() - t0, pack)
     text = lower(order, bufs, scalars, outs, donate,
                  device._annotations(bufs, scalars, outs), pack)  # SPMD hooks on a Mesh
     t1 = time.perf_counter()
@@ -328,7 +328,8 @@ def source_digest() -> str:
 
 def _disk_context(options: dict) -> str:
     return (f"jaxlib {_backend.JAXLIB_VERSION}; xla_array {source_digest()}; "
-            f"cpu {_backend.cpu_features()}; options {sorted(options.items())}")
+            f"cpu {_backend.cpu_features()}; options {sorted(options.items())}; "
+            f"fast_math {_flags._values['fast_math']}")
 
 
 def plan(roots: list[Node]) -> tuple:
@@ -368,9 +369,10 @@ def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None)
         by_device: dict[Any, list[Node]] = {}
         for n in uniq:
             by_device.setdefault(n.device, []).append(n)
+        counted: str | None = cause
         for device, roots in by_device.items():
-            _run(roots, device, cause, where)
-            cause = None  # one materialization, however many devices it ran on
+            _run(roots, device, counted, where)
+            counted = None  # one materialization, however many devices it ran on
 
 
 def check_buffers(bufs: list[Node]) -> None:
@@ -429,7 +431,7 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     """Plan, find or compile, run, write back. Counts one materialization when ``cause``."""
     order, bufs, scalars, outs, struct = plan_graph(roots)
     if device._spmd:  # on a mesh, the parameters' layouts are part of the structure
-        key = ((device, device._layout_key(bufs)), struct)
+        key: tuple = ((device, device._layout_key(bufs)), struct)
     else:
         key = (device, struct)
     args = []
@@ -443,7 +445,7 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
             dropped = 0 <= limit <= n.dtype.itemsize * math.prod(n.shape) > 0
         args.append(b)
     n = b = None  # (loop names would count as holders in _donations)
-    donate = frozenset()
+    donate: frozenset = frozenset()
     if dropped:
         donate = _donations(order, bufs, outs, args)
         if donate:

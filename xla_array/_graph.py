@@ -41,7 +41,7 @@ class OpDef:
         self.nout = nout
         # results always written back when computed, even with no Array on them (the ``get``
         # results of decompositions: other pending graphs may still use them)
-        self.keep = False
+        self.keep: bool = False
         # how much this op adds to a pending graph's depth (auto-flush budget): heavy ops such
         # as matmuls and decompositions fuse with nothing and cost much compile time
         self.weight = weight
@@ -163,7 +163,7 @@ _internal: dict[str, bool] = {}
 
 def user_frame() -> tuple[str, int]:
     """(filename, line) of the innermost frame outside the xla_array package."""
-    f = sys._getframe(1)
+    f: Any = sys._getframe(1)
     while f is not None:
         fn = f.f_code.co_filename
         inside = _internal.get(fn)
@@ -196,7 +196,7 @@ def record(op: OpDef, inputs: tuple, attrs: tuple = (), device: Any = None) -> N
                 depth = x.depth
             if x.committed:
                 committed = True
-    f = sys._getframe(1)  # the user frame (inlined user_frame(): this is the hot path)
+    f: Any = sys._getframe(1)  # the user frame (inlined user_frame(): this is the hot path)
     while f is not None:
         fn = f.f_code.co_filename
         inside = _internal.get(fn)
@@ -311,7 +311,7 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
                 break
         else:
             if r.buffer is None and r.op is not SCALAR:
-                n = len(parts)
+                pos = len(parts)
                 ins = r.inputs
                 k = len(ins)
                 if k == 2:
@@ -321,7 +321,7 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
                 else:
                     t = tuple(map(index.__getitem__, ins))
                 add((r.op.name, r.attrs, r.shape, r.dtype.name, t))
-                add((n,))
+                add((pos,))
                 return [r], bufs, scalars, [r], tuple(parts)
         index.clear()
         del bufs[:], scalars[:], parts[:]

@@ -28,7 +28,7 @@ def namespace_for(api_version: str | None) -> Any:
     if api_version not in VERSIONS:
         raise ValueError(f"unsupported array API version {api_version!r}; "
                          f"supported: {', '.join(VERSIONS)}")
-    ns = _namespaces.get(api_version)
+    ns: Any = _namespaces.get(api_version)
     if ns is None:
         ns = types.ModuleType("xla_array", base.__doc__)
         ns.__dict__.update({k: v for k, v in base.__dict__.items() if not k.startswith("__")

@@ -42,7 +42,7 @@ def to_dlpack(x: Any, *, stream: Any, max_version: tuple | None, dl_device: tupl
             host = np.array(host)
         try:
             if versioned:
-                return host.__dlpack__(max_version=tuple(max_version))
+                return host.__dlpack__(max_version=tuple(max_version or ()))
             if copy:
                 return host.__dlpack__()
         except (BufferError, TypeError) as err:

@@ -54,7 +54,7 @@ def _flatten(tree: Any, leaves: list) -> Any:
     while stack:
         obj, parent, slot = stack.pop()
         if isinstance(obj, (tuple, list)):
-            d = ["tuple" if isinstance(obj, tuple) else "list", [None] * len(obj)]
+            d: list[Any] = ["tuple" if isinstance(obj, tuple) else "list", [None] * len(obj)]
             for i in reversed(range(len(obj))):
                 stack.append((obj[i], d, i))
         elif isinstance(obj, dict):
@@ -124,6 +124,17 @@ class _Trace:
 
     __slots__ = ("compiled", "params", "scalars", "out_desc", "out_specs", "outs", "device",
                  "donate_args", "text", "consts", "checks")
+    compiled: Compiled | None
+    params: list  # per parameter: an argument position, or a captured buffer
+    scalars: list  # (value or TracedScalar, dtype) per scalar parameter
+    out_desc: Any
+    out_specs: list
+    outs: list  # per output: (shape, dtype) of a result, or a value returned as it is
+    device: Any
+    donate_args: list
+    text: str
+    consts: list
+    checks: tuple  # (nodes by output position, positions of the check outputs)
 
     def run(self, leaves: list) -> Any:
         bufs = []
@@ -132,6 +143,7 @@ class _Trace:
         for v, d in self.scalars:
             bufs.append(scalar_buffer_of(leaves[v.index] if isinstance(v, TracedScalar) else v,
                                          d, self.device))
+        assert self.compiled is not None  # (a trace computing no array is never run)
         results = self.compiled.exe.run(bufs, self.out_specs)
         for i in self.donate_args:
             leaves[i]._node.buffer = Placeholder(-1)
@@ -387,7 +399,7 @@ def _decode_scalar(v: Any) -> Any:
     if isinstance(v, dict):
         if "complex" in v:
             return complex(*v["complex"])
-        val = complex(*v["v"]) if isinstance(v["v"], list) else v["v"]
+        val: Any = complex(*v["v"]) if isinstance(v["v"], list) else v["v"]
         return np.dtype(v["np"]).type(val)
     return v
 

@@ -115,7 +115,10 @@ def handler_kernel(what: str, instead: str, name: str, symbol: str, target: str)
 
 def register(lib: ctypes.CDLL, symbol: str, target: str) -> None:
     """Register the handler ``symbol`` of ``lib`` as CPU custom-call target ``target``."""
-    _backend.register_ffi(target, ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value)
+    address = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
+    if not address:
+        raise RuntimeError(f"the kernel library has no symbol {symbol}")
+    _backend.register_ffi(target, address)
 
 
 def _digest(src: str) -> str:

@@ -286,7 +286,8 @@ def _lower_get(e: Emitter, n: Any, a: list) -> str:
 # behind the NaN guards of U, S and Vt); ``get_internal`` results are ordinary intermediates,
 # for ops whose results all end up in one returned array (det, solve, inv, eigvalsh, ...):
 # writing those back would only copy them out (~2 ms of a 512x512 inv)
-define("get", _infer_get, _lower_get).keep = True
+GET = define("get", _infer_get, _lower_get)
+GET.keep = True
 define("get_internal", _infer_get, _lower_get)
 
 

@@ -256,10 +256,10 @@ def getrf(x: Array, keep: bool = True) -> tuple[Array, Array, Array]:
     """LU with partial pivoting of a stack of square matrices: (packed LU, 1-based int32
     pivots, info); ``info > 0`` flags an exactly singular U. ``keep``: see ``lapack``."""
     *batch, m, n = x.shape
-    return tuple(lapack("getrf_ffi", x.dtype, [x], [(x.shape, x.dtype),
-                                                     ((*batch, min(m, n)), dt.int32),
-                                                     (tuple(batch), dt.int32)],
-                        keep=keep))
+    lu, piv, info = lapack("getrf_ffi", x.dtype, [x], [(x.shape, x.dtype),
+                                                        ((*batch, min(m, n)), dt.int32),
+                                                        (tuple(batch), dt.int32)], keep=keep)
+    return lu, piv, info
 
 
 def _lower_perm_kernel(e: Emitter, n: Any, a: list) -> str:

@@ -136,8 +136,8 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
         return tuple(empty_int((0,), x.device) for _ in range(x.ndim))
     mask = reshape(nonzero_mask(x), (n,))
     cs = cumulative_sum(mask, dtype=_dtypes.int64)
-    (k,) = host_values("nonzero", cs[n - 1])
-    k = int(k)
+    (count,) = host_values("nonzero", cs[n - 1])
+    k = int(count)
     if k == 0:
         return tuple(empty_int((0,), x.device) for _ in range(x.ndim))
     flat = compact(mask, cs - 1, k)

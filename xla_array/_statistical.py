@@ -83,7 +83,7 @@ def _extreme(kind: str, x: Any, axis: Any, keepdims: bool) -> Array:
     if x.dtype.kind == "c":
         raise TypeError(f"{kind}() does not accept complex arrays (no ordering)")
     ax = _axes.axes(axis, x.ndim, kind)
-    if _builtin_any(x.shape[a] == 0 for a in ax):
+    if 0 in [x.shape[a] for a in ax]:
         raise ValueError(f"{kind}() of an empty axis has no identity (shape {x.shape})")
     return reduce(kind, x, ax, keepdims, x.dtype, kind)
 

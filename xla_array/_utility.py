@@ -207,7 +207,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     total, low = host_values("repeat", cs[size - 1], _min(repeats))
     if int(low) < 0:
         raise ValueError("repeat(): repeats must be non-negative")
-    total = int(total)
+    total = int(total)  # type: ignore[assignment]  # (a NumPy scalar until here)
     out_shape = x.shape[:a] + (total,) + x.shape[a + 1:]
     if 0 in out_shape:
         return _zeros(out_shape, x)

@@ -155,6 +155,7 @@ def explain_key(key: Any) -> str:
         score = sum(p == q for p, q in zip(struct, other)) - abs(len(struct) - len(other))
         if best is None or score > best[0]:
             best = (score, other)
+    assert best is not None  # (same_dev is not empty)
     other = best[1]
     n = next((i for i, (p, q) in enumerate(zip(struct, other)) if p != q),
              min(len(struct), len(other)))

@@ -209,6 +209,7 @@ def eig(x: Array, /) -> EigResult:
     if x.size == 0:
         return EigResult(zeros(x.shape[:-1], dtype=cd, device=x.device), astype(x, cd))
     w, v = _geev(x, True)
+    assert v is not None  # (asked for)
     return EigResult(w, v)
 
 
@@ -435,7 +436,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
         return _eye(x.shape[:-2], x.shape[-1], x.shape[-1], x.dtype, x.device)
     if n < 0:
         x, n = inv(x), -n
-    result = None
+    result: Array | None = None
     base = x
     while True:
         if n & 1:
@@ -444,6 +445,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
         if not n:
             break
         base = matmul(base, base)
+    assert result is not None  # (n > 0 here)
     return result if result is not x else astype(x, x.dtype)
 
 

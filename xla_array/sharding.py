@@ -72,7 +72,7 @@ class Mesh:
         self.axis_names: tuple[str, ...] = names
         self._grid = grid
         self._flat = flat
-        self._sizes = tuple(grid.shape)
+        self._sizes: tuple[int, ...] = tuple(grid.shape)
         self._spmd = len(flat) > 1
 
     @property
