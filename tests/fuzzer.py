@@ -149,15 +149,6 @@ class PendingBug:
 
 # xla_array bugs the fuzzer found; remove an entry once fixed. Real bugs only: reasoned
 # differences belong in KNOWN_DIFFERENCES.
-def _max_norm_of_empty(cand: Any, _: list) -> bool:
-    """A norm that takes a max over an empty array: vector_norm with ord=inf, matrix_norm with
-    ord=1, 2 or inf."""
-    ords = {"vector_norm": ("float('inf')",), "matrix_norm": ("1", "2", "float('inf')")}
-    found = re.search(r"ord=(-?float\('inf'\)|'\w+'|-?\d+)", cand.lines[0])
-    return (cand.op in ords and found is not None and found.group(1) in ords[cand.op]
-            and cand.args[0].value.size == 0)
-
-
 def _fused(ops: tuple, of: tuple, bad: Callable) -> Callable:
     """A predicate: one of ``ops`` applied to a real value made by one of the ops ``of``
     (seen through reshapes and sqrt), where ``bad(value)`` holds somewhere."""
@@ -221,21 +212,10 @@ PENDING_BUGS: list[PendingBug] = [
         "column-major layout reaches the FFT's operand), e.g. linalg.inv(fft.fft(m)), "
         "linalg.solve(fft.fft(m), b), linalg.cholesky(abs(fft.fftn(m)) + 4 * eye(2)) for a "
         "2x2 complex m; fft along axis 0 (transposed) works", _lapack_after_fft),
-    PendingBug(
-        "out-of-bounds integer-array indices into an empty array raise nothing (x[idx], "
-        "take): xla_array.asarray(np.zeros(0))[xla_array.asarray([0])] and "
-        "take(zeros((3, 0)), asarray([3]), axis=0) return instead of raising IndexError "
-        "(non-empty arrays raise it); only generated with --oob",
-        lambda c, _: c.expect_error and c.op in ("getitem_int", "take")
-        and c.args[0].value.size == 0),
-    PendingBug(
-        "norms of empty arrays that take a max raise ValueError ('max() of an empty axis has "
-        "no identity'): vector_norm(x, ord=inf), matrix_norm(x, ord=1, 2 or inf); NumPy and "
-        "strict return 0 (as xla_array does for the other ords)", _max_norm_of_empty),
 ]
 
-# Integer indices out of bounds (expecting IndexError): off while xla_array clamps them.
-OUT_OF_BOUNDS_INDICES = False
+# Integer indices out of bounds (expecting IndexError, as xla_array raises it)
+OUT_OF_BOUNDS_INDICES = True
 
 MIN_OPS, MAX_OPS = 3, 12
 ERROR_STEP_RATE = 0.08      # share of programs ending in a step that must raise

@@ -101,3 +101,26 @@ def test_axis_sequences_of_any_kind_are_read_as_numpy_reads_them():
         xp.moveaxis(x, "ab", 0)
     with pytest.raises(TypeError):
         xp.roll(x, 1.5, axis=0)
+
+
+def test_out_of_bounds_indices_into_empty_arrays_raise():
+    """Found by the fuzzer: an empty result skipped the bounds check."""
+    with pytest.raises(IndexError, match="size 0"):
+        xp.zeros(0)[xp.asarray([0])]
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        xp.take(xp.zeros((3, 0)), xp.asarray([3]), axis=0)
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        np.asarray(xp.zeros((3, 0))[xp.asarray([5]) * 1])
+    assert np.asarray(xp.zeros((3, 0))[xp.asarray([2]) * 1]).shape == (1, 0)
+
+
+def test_max_norms_of_empty_arrays_are_zero():
+    """Found by the fuzzer: a max over no elements raised where NumPy's norms give 0."""
+    inf = float("inf")
+    cases = [(xp.linalg.vector_norm(xp.zeros((2, 0)), ord=inf, axis=1),
+              np.linalg.norm(np.zeros((2, 0)), ord=np.inf, axis=1)),
+             (xp.linalg.matrix_norm(xp.zeros((0, 4)), ord=inf), 0.0),
+             (xp.linalg.matrix_norm(xp.zeros((4, 0)), ord=1), 0.0),
+             (xp.linalg.matrix_norm(xp.zeros((4, 0)), ord=2), 0.0)]
+    for got, want in cases:
+        np.testing.assert_array_equal(np.asarray(got), want)

@@ -70,6 +70,16 @@ def checked_indices(node: Node, size: int, axis: int) -> Node:
         return node
     return record(OPS["checked"], (node, record(INDEX_CHECK, (node,), (size, axis))))
 
+
+def empty_result(out: Node, indices: list[tuple[Node, int, int]]) -> Node:
+    """``out``, a result with no elements, still bounds-checking the device ``indices``
+    ((node, axis size, axis) each) as NumPy does: ``zeros(0)[idx]`` raises for any index."""
+    for node, size, axis in indices:
+        c = checked_indices(node, size, axis)
+        if c is not node:  # a pending index: its check travels with the result
+            out = record(OPS["checked"], (out, c.inputs[1]))
+    return out
+
 _I64 = _dtypes.int64
 
 
@@ -306,7 +316,9 @@ def getitem_advanced(x: Array, key: Any) -> Array:
     shape = node.shape
     out, window, _ = _layout(plan, shape)
     if math.prod(out) == 0 or any(shape[i] == 0 for i in plan.adv):
-        return _zeros(out, x)
+        dev = [(plan.entries[i], shape[i], i) for i in plan.adv
+               if isinstance(plan.entries[i], Node)]
+        return wrap(empty_result(_zeros(out, x)._node, dev))
     idx = _indices(plan, shape, x.device)
     sizes = tuple(1 if i in plan.adv else n for i, n in enumerate(shape))
     attrs = (tuple(window), tuple(plan.adv), sizes, out)
@@ -378,7 +390,9 @@ def setitem_advanced(x: Array, key: Any, value: Any) -> Array:
         raise ValueError(f"shape mismatch: a value of shape {v.shape} could not be broadcast "
                          f"to the indexing result of shape {sel}")
     if math.prod(sel) == 0 or any(shape[i] == 0 for i in plan.adv):
-        return x
+        dev = [(plan.entries[i], shape[i], i) for i in plan.adv
+               if isinstance(plan.entries[i], Node)]
+        return wrap(empty_result(x._node, dev)) if dev else x
     if v.shape != sel:
         v = record(OPS["broadcast"], (v,), (sel,))
     idx = _indices(plan, shape, x.device)

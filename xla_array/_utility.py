@@ -25,7 +25,7 @@ import operator
 import numpy as np
 
 from . import _axes, _dtypes, _ops_sort  # noqa: F401  (_ops_sort registers the ops)
-from ._advanced import checked_indices
+from ._advanced import checked_indices, empty_result
 from ._array import Array, as_array, wrap
 from ._graph import record
 from ._ops import OPS, broadcast_shapes
@@ -122,7 +122,8 @@ def _take(x: Array, indices: Array, axis: int | None, check: bool) -> Array:
     if indices.size and x.shape[a] == 0:
         raise IndexError(f"take(): cannot take from an empty axis {a} (shape {x.shape})")
     if 0 in out_shape:
-        return _zeros(out_shape, x)
+        z = _zeros(out_shape, x)
+        return wrap(empty_result(z._node, [(indices._node, x.shape[a], a)])) if check else z
     idx = checked_indices(indices._node, x.shape[a], a) if check else indices._node
     return wrap(record(OPS["take_axis"], (x._node, idx), (a,)))
 

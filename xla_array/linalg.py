@@ -472,13 +472,22 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False,
         out = _sum(svdvals(_float(x, "matrix_norm")), axis=-1)
     elif ord in (2, -2):
         s = svdvals(_float(x, "matrix_norm"))
-        out = _max(s, axis=-1) if ord == 2 else _min(s, axis=-1)
+        out = _max_or_zero(s, -1) if ord == 2 else _min(s, axis=-1)
     elif ord in (1, -1, math.inf, -math.inf):
         sums = _sum(_abs(x), axis=-2 if ord in (1, -1) else -1)
-        out = _max(sums, axis=-1) if ord > 0 else _min(sums, axis=-1)
+        out = _max_or_zero(sums, -1) if ord > 0 else _min(sums, axis=-1)
     else:
         raise ValueError(f"linalg.matrix_norm(): invalid ord {ord!r}")
     return reshape(out, out.shape + (1, 1)) if keepdims else out
+
+
+def _max_or_zero(a: Array, axis: Any, keepdims: bool = False) -> Array:
+    """The max of the non-negative ``a`` over ``axis``; 0 over an empty extent (a norm of no
+    elements, as NumPy), where a max has no identity."""
+    ax = _axes.axes(axis, a.ndim, "linalg.norm")
+    if any(a.shape[i] == 0 for i in ax):
+        return _sum(a, axis=ax, keepdims=keepdims)
+    return _max(a, axis=ax, keepdims=keepdims)
 
 
 def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
@@ -490,7 +499,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
         raise ValueError(f"linalg.vector_norm(): invalid ord {ord!r}")
     a = _abs(x)
     if ord == math.inf:
-        return _max(a, axis=ax, keepdims=keepdims)
+        return _max_or_zero(a, ax, keepdims)
     if ord == -math.inf:
         return _min(a, axis=ax, keepdims=keepdims)
     if ord == 0:
