@@ -149,17 +149,6 @@ class PendingBug:
 
 # xla_array bugs the fuzzer found; remove an entry once fixed. Real bugs only: reasoned
 # differences belong in KNOWN_DIFFERENCES.
-def _fused(ops: tuple, of: tuple, bad: Callable) -> Callable:
-    """A predicate: one of ``ops`` applied to a real value made by one of the ops ``of``
-    (seen through reshapes and sqrt), where ``bad(value)`` holds somewhere."""
-    def applies(cand: Any, _: list) -> bool:
-        if cand.op not in ops:
-            return False
-        x = cand.args[0]
-        return x.origin in of and x.dtype in REALS and bool(bad(x.value).any())
-    return applies
-
-
 def _lapack_after_fft(cand: Any, _: list) -> bool:
     """A LAPACK-backed linalg op on a value computed from an fft transform."""
     lapack = ("cholesky", "det", "slogdet", "inv", "solve", "pinv", "matrix_rank",
@@ -179,26 +168,6 @@ def _int_pow_big_exponent(cand: Any, _: list) -> bool:
 
 
 PENDING_BUGS: list[PendingBug] = [
-    PendingBug(
-        "log(pow(a, b)) computed in one graph is b * log(abs(a)) (an XLA algebraic-simplifier "
-        "rewrite), wrong where pow(a, b) is not a positive finite number: "
-        "log(asarray([-2.0]) ** 0.5) and log(asarray([-2.0]) ** 3.0) are finite instead of "
-        "NaN, log(asarray([141.5], dtype=float32) ** 141.5) is 700.75 instead of inf; also "
-        "acosh (lowered through log), **=, through reshapes and through sqrt "
-        "(log(sqrt(a ** -7.0))); log2 and log10 are not affected",
-        _fused(("log", "acosh"), ("pow", "ipow"), lambda v: ~(np.isfinite(v) & (v > 0)))),
-    PendingBug(
-        "log(exp(x)) computed in one graph is x (an XLA algebraic-simplifier rewrite): finite "
-        "where exp(x) overflows to inf or underflows to 0, e.g. log(exp(asarray([1000.0]))) is "
-        "1000 instead of inf; also asinh and acosh (lowered through log: asinh(exp(1000.0)) is "
-        "1000.69 instead of inf), through reshapes; log2 and log10 are not affected",
-        _fused(("log", "asinh", "acosh"), ("exp",), lambda v: np.isinf(v) | (v == 0))),
-    PendingBug(
-        "pow(exp(a), b) computed in one graph is exp(a * b) (an XLA algebraic-simplifier "
-        "rewrite), NaN where a * b is NaN: exp(asarray([nan])) ** -0.0 is NaN instead of 1 "
-        "(the standard: x ** +-0 is 1 even for NaN x); likewise a = +-inf with b = 0, a = 0 "
-        "with b = +-inf",
-        _fused(("pow", "ipow"), ("exp",), lambda v: ~np.isfinite(v) | (v == 0) | (v == 1))),
     PendingBug(
         "integer pow with an exponent of 64 or more gives wrong wrapped results (NumPy, and "
         "docs/dtypes.md, wrap: the result is x**y modulo 2**bits): asarray([3]) ** 64 in "

@@ -115,3 +115,23 @@ def test_division_special_values_unchanged():
     ok = np.abs(want) >= np.finfo(np.float64).tiny  # (subnormal results are flushed)
     np.testing.assert_array_equal(np.signbit(got)[ok], np.signbit(want)[ok])
     assert int(np.sum(_ulps(got, want)[ok | np.isnan(want) | (want == 0)] != 0)) == 0
+
+
+def test_xla_does_not_fold_log_of_pow_or_exp():
+    """Found by the fuzzer: XLA's simplifier rewrote log(pow(a, b)) as b * log|a|, log(exp(x))
+    as x (jaxlib 0.10) and pow(exp(a), b) as exp(a * b), wrong where the inner result
+    overflows or is NaN. Whatever fast_math says."""
+    a = xp.asarray([-2.0])
+    checks = [
+        (xp.log(a ** 0.5), np.log(np.float64(-2.0) ** 0.5)),
+        (xp.log(a ** 3.0), np.log(np.float64(-2.0) ** 3.0)),
+        (xp.log(xp.asarray([141.5], dtype=xp.float32) ** 141.5), np.float32(np.inf)),
+        (xp.log(xp.exp(xp.asarray([1000.0, -1000.0]))), [np.inf, -np.inf]),
+        (xp.asinh(xp.exp(xp.asarray([1000.0]))), [np.inf]),
+        (xp.exp(xp.asarray([np.nan])) ** -0.0, [1.0]),
+        (xp.exp(xp.asarray([0.0])) ** np.inf, [1.0]),
+        (xp.log(xp.sqrt(a ** -7.0)), [np.nan]),
+        (xp.log(xp.reshape(xp.asarray([[-2.0]]) ** 0.5, (1,))), [np.nan]),
+    ]
+    for got, want in checks:
+        np.testing.assert_array_equal(np.asarray(got), np.broadcast_to(want, got.shape))

@@ -438,11 +438,14 @@ def _lower(name: str) -> Any:
     kernel = ELEMENTWISE[name][3]
     ckernel = complex_kernel(name) if name in COMPLEX_KERNELS else None
     sums = name in ("add", "subtract")  # (a product feeding them must not fuse: _ops_ieee)
+    unfolded = _ops_ieee.UNFOLDED.get(name)
 
     def lower(e: Emitter, n: Any, a: list) -> str:
         cd = n.attrs[0]
         args = [bcast(e, _convert(e, v, x.shape, x.dtype, cd), x.shape, n.shape, cd)
                 for v, x in zip(a, n.inputs)]
+        if unfolded and cd.kind == "f" and _ops_ieee.produced_by(n.inputs[0], unfolded):
+            args[0] = _ops_ieee.unfoldable(e, args[0], n.shape, cd)
         if ckernel is not None and cd.kind == "c":
             return ckernel(e, args, n.shape, cd)
         if sums:

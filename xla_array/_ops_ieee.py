@@ -51,18 +51,49 @@ def opaque(e: Emitter, v: str, like: str, s: tuple, d: DType) -> str:
     return select(e, compare(e, "NE", like, like, s, d), like, v, s, d)
 
 
+def hidden(e: Emitter, v: str, other: str, s: tuple, d: DType) -> str:
+    """``v`` as ``select(iota == -1, other, v)``: equal to it, but no longer a broadcast or a
+    constant for XLA's algebraic simplifier."""
+    it = tensor_type(s, dt.int32)
+    i = (e.op("stablehlo.iota", [], it, "iota_dimension = 0 : i64") if s
+         else e.const(0, dt.int32))
+    never = compare(e, "EQ", i, bcast(e, e.const(-1, dt.int32), (), s, dt.int32), s, dt.int32)
+    return select(e, never, other, v, s, d)
+
+
 def divide(e: Emitter, x: str, y: str, s: tuple, d: DType) -> str:
-    """``x / y`` correctly rounded: the divisor is ``select(iota == -1, x, y)``, equal to ``y``
-    but neither a broadcast nor a constant, so the reciprocal rewrite does not apply. (An
-    ``opaque`` of the dividend, which may be an expensive expression such as ``exp(x)``, made
-    XLA compute it more often: softmax ran 1.5x slower than with the iota.)"""
+    """``x / y`` correctly rounded: the divisor is ``hidden``, neither a broadcast nor a
+    constant any more, so the reciprocal rewrite does not apply. (An ``opaque`` of the dividend,
+    which may be an expensive expression such as ``exp(x)``, made XLA compute it more often:
+    softmax ran 1.5x slower than with the iota.)"""
     if d.kind == "f" and faithful():
-        it = tensor_type(s, dt.int32)
-        i = (e.op("stablehlo.iota", [], it, "iota_dimension = 0 : i64") if s
-             else e.const(0, dt.int32))
-        never = compare(e, "EQ", i, bcast(e, e.const(-1, dt.int32), (), s, dt.int32), s, dt.int32)
-        y = select(e, never, x, y, s, d)
+        y = hidden(e, y, x, s, d)
     return e.op("stablehlo.divide", [x, y], tensor_type(s, d))
+
+
+# (op, the producers of its operand it must not be folded with): XLA's algebraic simplifier
+# rewrites log(pow(a, b)) as b * log(a), log(sqrt(a)) as 0.5 * log(a), log(exp(x)) as x and
+# pow(exp(a), b) as exp(a * b), which are wrong where the inner result overflows, underflows
+# or is NaN (log(exp(1000.0)) gave 1000, log((-2.0) ** 0.5) a number, exp(nan) ** 0 NaN).
+# acosh and asinh are expanded through log. Not a matter of rounding: done whatever fast_math.
+UNFOLDED = {"log": ("pow", "sqrt", "exp"), "acosh": ("pow", "sqrt", "exp"),
+            "asinh": ("pow", "sqrt", "exp"), "pow": ("exp",)}
+_LAYOUT_OPS = ("reshape", "broadcast", "transpose", "convert")
+
+
+def unfoldable(e: Emitter, v: str, s: tuple, d: DType) -> str:
+    """``v`` as ``select(v != v, NaN, v)``: the same value (a NaN stays a NaN), which the
+    simplifier cannot fold with the op producing ``v`` (an iota predicate is folded away for
+    one-element shapes)."""
+    nan = bcast(e, e.const(float("nan"), d), (), s, d)
+    return select(e, compare(e, "NE", v, v, s, d), nan, v, s, d)
+
+
+def produced_by(node: Any, names: tuple) -> bool:
+    """Whether ``node`` is the result of one of the ops ``names``, through layout ops."""
+    while node.op.name in _LAYOUT_OPS and node.inputs:
+        node = node.inputs[0]
+    return node.op.name in names
 
 
 def unfused(e: Emitter, r: str, inputs: tuple, args: list, s: tuple, d: DType) -> str:
