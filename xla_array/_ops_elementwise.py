@@ -439,11 +439,15 @@ def _lower(name: str) -> Any:
     ckernel = complex_kernel(name) if name in COMPLEX_KERNELS else None
     sums = name in ("add", "subtract")  # (a product feeding them must not fuse: _ops_ieee)
     unfolded = _ops_ieee.UNFOLDED.get(name)
+    divides = name == "divide"
 
     def lower(e: Emitter, n: Any, a: list) -> str:
         cd = n.attrs[0]
-        args = [bcast(e, _convert(e, v, x.shape, x.dtype, cd), x.shape, n.shape, cd)
-                for v, x in zip(a, n.inputs)]
+        vals = [_convert(e, v, x.shape, x.dtype, cd) for v, x in zip(a, n.inputs)]
+        if divides and cd.kind == "f" and n.inputs[1].shape != n.shape and _ops_ieee.faithful():
+            # a broadcast divisor: kept out of the producer's fusion (see _ops_ieee.divide)
+            vals[1] = _ops_ieee.unfoldable(e, vals[1], n.inputs[1].shape, cd)
+        args = [bcast(e, v, x.shape, n.shape, cd) for v, x in zip(vals, n.inputs)]
         if unfolded and cd.kind == "f" and _ops_ieee.produced_by(n.inputs[0], unfolded):
             args[0] = _ops_ieee.unfoldable(e, args[0], n.shape, cd)
         if ckernel is not None and cd.kind == "c":
