@@ -59,9 +59,9 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                                    "graph runs, from a check computed with the gather); off: "
                                    "such indices are clamped to the axis (read when recorded)"),
     "fast_math": (False, _bool, "let XLA divide by reciprocals, fuse multiply-adds and use its "
-                                "shorter log10/log2/log1p (results may differ from NumPy's by an "
-                                "ulp; off: they round as NumPy does); changing it drops the "
-                                "executables compiled in memory"),
+                                "shorter log10/log2/log1p/sinh/cosh/atanh (results may differ "
+                                "from NumPy's by an ulp or more; off: they round as NumPy does); "
+                                "changing it drops the executables compiled in memory"),
     "cpu_devices": (1, int, "number of CPU devices (read when the client starts)"),
     "blas": (True, _bool, "run large float/complex matmuls on CPU through BLAS gemm (a small "
                           "native kernel built on first use with the C compiler; off: XLA's dot)"),
