@@ -123,8 +123,8 @@ def test_xla_does_not_fold_log_of_pow_or_exp():
     overflows or is NaN. Whatever fast_math says."""
     a = xp.asarray([-2.0])
     checks = [
-        (xp.log(a ** 0.5), np.log(np.float64(-2.0) ** 0.5)),
-        (xp.log(a ** 3.0), np.log(np.float64(-2.0) ** 3.0)),
+        (xp.log(a ** 0.5), [np.nan]),   # (-2.0) ** 0.5 is NaN
+        (xp.log(a ** 3.0), [np.nan]),   # log(-8.0)
         (xp.log(xp.asarray([141.5], dtype=xp.float32) ** 141.5), np.float32(np.inf)),
         (xp.log(xp.exp(xp.asarray([1000.0, -1000.0]))), [np.inf, -np.inf]),
         (xp.asinh(xp.exp(xp.asarray([1000.0]))), [np.inf]),
