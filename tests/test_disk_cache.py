@@ -145,3 +145,17 @@ def test_damaged_native_kernel_is_rebuilt(tmp_path):
         lib.write_bytes(lib.read_bytes()[: lib.stat().st_size // 2])
     assert "damaged" in run()
     assert "damaged" not in run()
+
+
+def test_other_xla_flags_do_not_reuse_entries(tmp_path):
+    """XLA_FLAGS change the generated code (--xla_cpu_max_isa=AVX: no fused multiply-adds), so
+    an entry compiled under other flags is not loaded."""
+    folder = tmp_path / "cache"
+    first = _run(folder)
+    env = dict(os.environ, XLA_ARRAY_CACHE_DIR=str(folder), XLA_FLAGS="--xla_cpu_max_isa=AVX")
+    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    import json
+    r = json.loads(out.strip().splitlines()[-1])
+    assert r["compiles"] == 1 and r["disk_hits"] == 0 and np.isclose(r["v"], first["v"])
+    assert _run(folder)["disk_hits"] == 1  # the first entry is still there for the old flags

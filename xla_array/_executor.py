@@ -327,9 +327,11 @@ def source_digest() -> str:
 
 
 def _disk_context(options: dict) -> str:
+    # XLA_FLAGS (read by the client: --xla_cpu_max_isa...) change the code XLA generates
     return (f"jaxlib {_backend.JAXLIB_VERSION}; xla_array {source_digest()}; "
             f"cpu {_backend.cpu_features()}; options {sorted(options.items())}; "
-            f"fast_math {_flags._values['fast_math']}")
+            f"fast_math {_flags._values['fast_math']}; "
+            f"xla_flags {os.environ.get('XLA_FLAGS', '').strip()}")
 
 
 def plan(roots: list[Node]) -> tuple:
