@@ -39,8 +39,7 @@ from ._dtypes import DType
 from ._lower import Emitter, tensor_type
 from ._ops import bcast, compare, select
 
-__all__ = ["faithful", "opaque", "divide", "unfused", "log10", "log2", "log1p", "sinh", "cosh",
-           "atanh"]
+__all__ = ["faithful", "opaque", "divide", "unfused", "exact"]
 
 
 def faithful() -> bool:
@@ -222,24 +221,6 @@ def _log1p(e: Emitter, a: list, s: tuple, d: DType) -> str:
     return select(e, compare(e, "EQ", u, one, s, d), x, r, s, d)  # |x| < ulp(1)/2: x (-0.0 too)
 
 
-def _choose(exact: Any, fast: Any) -> Any:
-    return lambda e, a, s, d: (exact if faithful() else fast)(e, a, s, d)
-
-
-def log10(fast: Any) -> Any:
-    """The ``log10`` kernel: exact form unless ``fast_math``, then ``fast``."""
-    return _choose(_log10, fast)
-
-
-def log2(fast: Any) -> Any:
-    return _choose(_log2, fast)
-
-
-def log1p(fast: Any) -> Any:
-    """(jaxlib 0.10's own log1p is up to 128 ulp off, 0.12's up to 2)"""
-    return _choose(_log1p, fast)
-
-
 # ---------------------------------------------------------------- sinh, cosh, atanh
 
 def _exp_halves(e: Emitter, ax: str, s: tuple, d: DType) -> str:
@@ -286,13 +267,12 @@ def _atanh(e: Emitter, a: list, s: tuple, d: DType) -> str:
     return select(e, compare(e, "EQ", ax, _k(e, 0.0, s, d), s, d), x, r, s, d)
 
 
-def sinh(fast: Any) -> Any:
-    return _choose(_sinh, fast)
+_EXACT = {"log10": _log10, "log2": _log2, "log1p": _log1p, "sinh": _sinh, "cosh": _cosh,
+          "atanh": _atanh}
 
 
-def cosh(fast: Any) -> Any:
-    return _choose(_cosh, fast)
-
-
-def atanh(fast: Any) -> Any:
-    return _choose(_atanh, fast)
+def exact(name: str, fast: Any) -> Any:
+    """The kernel of elementwise ``name``: the accurate form above unless ``fast_math`` is
+    on when a graph is lowered, then XLA's ``fast``."""
+    accurate = _EXACT[name]
+    return lambda e, a, s, d: (accurate if faithful() else fast)(e, a, s, d)
