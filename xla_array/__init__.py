@@ -10,6 +10,7 @@ import math as _math
 
 from . import _flags as flags
 from . import (
+    _methods,
     _operators,  # noqa: F401  (installs Array's operators)
     debug,
     fft,
@@ -122,3 +123,5 @@ __all__ = [
     *_utility_all, *_advanced_all, "fft", "linalg", "sharding",
 ]
 __all__ = sorted(set(__all__), key=__all__.index)
+
+del annotations  # (the __future__ import binds the name; it is not part of the namespace)

@@ -172,17 +172,25 @@ class Array(_ArrayBase):
         return _backend.to_numpy(buf)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        """The value as a NumPy array of its own, writable as NumPy's ``asarray`` gives for
-        NumPy input: libraries write into ``np.asarray(x)`` (SciPy's ``signal.sosfilt`` hands
-        it to Cython as a writable buffer). ``copy=False`` (``np.asarray(x, copy=False)``)
-        gives the zero-copy read-only view of a CPU buffer instead."""
+        """The value as a writable NumPy array, as NumPy's ``asarray`` gives for NumPy input:
+        libraries write into ``np.asarray(x)`` (SciPy's ``ndimage`` fills ``output=`` arrays
+        so, ``signal.sosfilt`` hands it to Cython as a writable buffer). With ``copy=None``
+        (``np.asarray(x)``) writes into it reach ``x`` when that NumPy array is released, as
+        NumPy's own write-back-if-copy arrays do (see ``HostCopy``); ``copy=True``
+        (``np.array(x)``) gives an independent copy; ``copy=False``
+        (``np.asarray(x, copy=False)``) the zero-copy read-only view of a CPU buffer."""
+        n = self._node  # (once: see _buffer)
         a = self._host("__array__")
         if dtype is not None and np.dtype(dtype) != a.dtype:
             if copy is False:
                 raise ValueError(f"__array__(copy=False): converting {a.dtype} to "
                                  f"{np.dtype(dtype)} needs a copy")
             return a.astype(dtype)
-        return a if copy is False else a.copy()
+        if copy is False:
+            return a
+        if copy or n.dtype.np != a.dtype:  # (int4 values come unpacked: not a view of x)
+            return a.copy()
+        return HostCopy.of(self, n, a)
 
     def _scalar(self, cause: str) -> Any:
         n = self._node
@@ -433,13 +441,73 @@ if _graph.NATIVE:  # the same in C (every recorded op returns through wrap)
     wrap = _graph._graphcore.wrap  # type: ignore[assignment]
 
 
-def host_leaf(x: np.ndarray, device: Any, dtype: DType | None = None) -> Node:
+def host_leaf(x: np.ndarray, device: Any, dtype: DType | None = None,
+              committed: bool = False) -> Node:
     """A buffer leaf holding a copy of host data."""
     d = dtype or _dtypes.from_numpy(x.dtype)
     x = np.asarray(x, dtype=d.np, order="C")  # ascontiguousarray would make 0-d 1-d
+    base = x
+    while isinstance(base, np.ndarray):
+        if isinstance(base, HostCopy):  # jaxlib keeps the last array it copied from: a copy
+            x = x.copy()  # of its own, so that the HostCopy is released (and writes back)
+            break
+        base = base.base
     dev = target(device)  # a Device, or a Mesh / NamedSharding (each device gets its piece)
     _metrics.count("bytes_to_device", x.nbytes)
-    return buffer_leaf(dev._put(x), x.shape, d, dev._place)
+    return buffer_leaf(dev._put(x), x.shape, d, dev._place, committed)
+
+
+class HostCopy(np.ndarray):
+    """What ``np.asarray(x)`` holds: a writable host copy of ``x``'s value that remembers
+    ``x``. When it is released (``np.asarray(x)`` returns a plain ndarray viewing it, so: when
+    the last NumPy array using its memory goes), it compares itself with the value it was
+    copied from and, if NumPy code wrote into it, rebinds ``x`` to the written value (a write
+    into a view of a base Array reaches the base too, see the module docstring). So
+    ``scipy.ndimage.correlate(a, w, output=x)``, Cython code filling a buffer and
+    ``np.copyto(np.asarray(x), ...)`` work as with NumPy arrays, except that ``x`` shows the
+    writes once that NumPy array is released rather than at once. If ``x`` itself changed in
+    the meantime (``x += 1``, ``x[0] = ...``), the NumPy writes are not applied and a
+    RuntimeWarning says so. The comparison costs one pass over the bytes at release."""
+
+    _xla_owner: Any = None
+    _xla_node: Any = None
+    _xla_source: Any = None
+
+    @classmethod
+    def of(cls, owner: Array, node: Node, source: np.ndarray) -> np.ndarray:
+        h = cls(source.shape, source.dtype)  # owning its memory: NumPy's views of it keep it
+        np.copyto(h, source, casting="no")  # (not a view of a copy, which views would skip)
+        h._xla_owner, h._xla_node, h._xla_source = owner, node, source
+        return h
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self._xla_owner = None  # views and ufunc results of a HostCopy remember nothing
+
+    def __del__(self) -> None:
+        owner = self._xla_owner
+        if owner is None:
+            return
+        try:
+            _write_back(owner, self._xla_node, self._xla_source, self)
+        except Exception as exc:  # noqa: BLE001  (a finalizer: report, never raise)
+            import warnings
+            warnings.warn(f"xla_array: writing np.asarray(x) back into x failed: {exc!r}",
+                          RuntimeWarning, stacklevel=1)
+
+
+def _write_back(owner: Array, node: Node, source: np.ndarray, h: np.ndarray) -> None:
+    if h.shape != source.shape:
+        return
+    raw = h.view(np.ndarray)
+    bits = f"u{min(raw.dtype.itemsize, 8)}"  # compared as bits: NaNs, -0.0 and all
+    if np.array_equal(raw.reshape(-1).view(bits), source.reshape(-1).view(bits)):
+        return
+    if owner._node is not node:
+        import warnings
+        warnings.warn("xla_array: writes into np.asarray(x) were not applied to x, because x "
+                      "changed after np.asarray(x) was taken", RuntimeWarning, stacklevel=2)
+        return
+    owner._rebind(host_leaf(raw.copy(), node.device, node.dtype, node.committed))
 
 
 def as_array(x: Any, fname: str) -> Array:

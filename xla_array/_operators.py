@@ -122,11 +122,15 @@ def _array_ufunc(self: Array, ufunc: Any, method: str, *inputs: Any, **kwargs: A
                 _as_operand(x, fn) for x in inputs]
         return fn(*args)
     host = [np.asarray(x) if isinstance(x, Array) else x for x in inputs]
-    if "out" in kwargs:
-        # (read-only: NumPy refuses to write into an Array rather than into a lost copy)
-        kwargs["out"] = tuple(np.asarray(o, copy=False) if isinstance(o, Array) else o
-                              for o in kwargs["out"])
-    return getattr(ufunc, method)(*host, **kwargs)
+    outs = kwargs.get("out")
+    if not outs or not any(isinstance(o, Array) for o in outs):
+        return getattr(ufunc, method)(*host, **kwargs)
+    # out= Arrays: NumPy writes into np.asarray(o), which writes back into o when released
+    # (_array.HostCopy); the host copies are released here, and the Arrays are the result
+    kwargs["out"] = tuple(np.asarray(o) if isinstance(o, Array) else o for o in outs)
+    res = getattr(ufunc, method)(*host, **kwargs)
+    del res, kwargs, host
+    return outs[0] if len(outs) == 1 else tuple(outs)
 
 
 install()

@@ -429,3 +429,49 @@ def record_multi(op: OpDef, inputs: tuple, attrs: tuple,
     # live siblings (U, s, Vt = svd(x); float(s[0]) must not leave U and Vt to a second svd)
     m.value = tuple([weakref.ref(g) for g in gets])
     return gets
+
+
+# ---------------------------------------------------------------- bit reinterpretation
+
+def _infer_bitcast(inputs: tuple, attrs: tuple) -> tuple:
+    """NumPy's ``x.view(dtype)``: the same bytes read as ``dtype``; with another item size the
+    last axis is rescaled (it must hold a whole number of the new items)."""
+    (x,), (dtype,) = inputs, attrs
+    if x.dtype.kind == "c" or dtype.kind == "c":
+        raise TypeError("bitcast of complex values is lowered through their parts (x.view)")
+    s, d = x.dtype.itemsize, dtype.itemsize
+    if s == d:
+        return x.shape, dtype
+    if not x.shape:
+        raise ValueError(f"Changing the dtype of a 0d array is only supported if the itemsize "
+                         f"is unchanged ({x.dtype.name} to {dtype.name})")
+    if (x.shape[-1] * s) % d:
+        raise ValueError(f"When changing to a larger dtype, its size must be a divisor of the "
+                         f"total size in bytes of the last axis of the array ({x.dtype.name} "
+                         f"to {dtype.name}, last axis of {x.shape[-1]})")
+    return x.shape[:-1] + (x.shape[-1] * s // d,), dtype
+
+
+def _lower_bitcast(e: Emitter, n: Any, a: list) -> str:
+    x, dst = n.inputs[0], n.dtype
+    v, src, shape = a[0], x.dtype, x.shape
+    if src == dt.bool:
+        v, src = convert(e, v, shape, src, dt.uint8), dt.uint8
+    raw = dt.uint8 if dst == dt.bool else dst
+    s, d = src.itemsize, raw.itemsize
+    if s == d:
+        out = e.op("stablehlo.bitcast_convert", [v], tensor_type(shape, raw))
+    elif s > d:
+        wide = shape + (s // d,)
+        out = e.op("stablehlo.bitcast_convert", [v], tensor_type(wide, raw))
+        out = e.op("stablehlo.reshape", [out], tensor_type(n.shape, raw))
+    else:
+        split = shape[:-1] + (shape[-1] * s // d, d // s)
+        v = e.op("stablehlo.reshape", [v], tensor_type(split, src))
+        out = e.op("stablehlo.bitcast_convert", [v], tensor_type(n.shape, raw))
+    if dst == dt.bool:
+        out = convert(e, out, n.shape, dt.uint8, dt.bool)
+    return out
+
+
+define("bitcast", _infer_bitcast, _lower_bitcast, fuses=True)

@@ -1,0 +1,82 @@
+"""NumPy's array methods on Array (xla_array/_methods.py), each against NumPy's own."""
+
+import numpy as np
+import pytest
+
+import xla_array as xp
+
+A = np.arange(24.0).reshape(4, 6) - 7.5
+C = A + 1j * A[::-1]
+
+
+def _eq(got, want):
+    got = np.asarray(got)
+    assert got.shape == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("call", [
+    "sum()", "sum(axis=0)", "sum(1, keepdims=True)", "sum(dtype=np.float32)", "prod(axis=1)",
+    "mean()", "mean(0, dtype=np.float32)", "max(axis=1)", "min()", "std(ddof=1)", "var(0)",
+    "any()", "all(axis=0)", "argmax()", "argmin(axis=1)", "cumsum()", "cumsum(axis=1)",
+    "cumprod(0)", "reshape(6, 4)", "reshape((3, 8))", "reshape(-1)", "reshape((3, 8), order='F')",
+    "transpose()", "transpose(1, 0)", "transpose((1, 0))", "swapaxes(0, -1)", "ravel()",
+    "ravel(order='F')", "flatten()", "astype(np.int32)", "copy()", "view()",
+    "view(np.uint64)", "view(np.int32)", "view(np.uint8)", "view(np.complex128)",
+    "round(1)", "round(-1)", "clip(-2, 3)", "dot(np.ones(6))",
+    "take([[1, 2], [3, 0]])", "take([5, 0], axis=1)", "repeat(2, axis=0)", "diagonal(1)",
+    "trace()", "argsort(axis=0)", "conj()", "real", "imag", "nbytes", "itemsize",
+])
+def test_method_matches_numpy(call):
+    x = xp.asarray(A)
+    _eq(eval(f"x.{call}"), eval(f"A.{call}"))
+
+
+@pytest.mark.parametrize("call", ["view(np.float64)", "real", "imag", "conj()", "conjugate()",
+                                  "sum(axis=0)", "round(2)"])
+def test_complex_methods(call):
+    x = xp.asarray(C)
+    _eq(eval(f"x.{call}"), eval(f"C.{call}"))
+
+
+def test_view_round_trips_and_bool():
+    x = xp.asarray(A.astype(np.float32))
+    _eq(x.view(np.float64), A.astype(np.float32).view(np.float64))
+    _eq(xp.asarray(np.array([1, 0, 2], np.uint8)).view(bool), np.array([1, 0, 2], np.uint8).view(bool))
+    _eq(xp.asarray([True, False]).view(np.uint8), np.array([True, False]).view(np.uint8))
+    assert xp.asarray(np.float64(1.5)).view(np.int64).shape == ()
+
+
+def test_view_errors_as_numpy():
+    with pytest.raises(ValueError, match="divisor"):
+        xp.asarray(np.arange(3.0)).view(np.complex128)
+    with pytest.raises(ValueError, match="0d array"):
+        xp.asarray(np.float64(1.0)).view(np.int32)
+
+
+def test_in_place_methods_and_out():
+    b = A[::-1].copy()
+    y = xp.asarray(b)
+    assert y.sort(axis=0) is None
+    b.sort(axis=0)
+    _eq(y, b)
+    y.fill(3)
+    _eq(y, np.full_like(A, 3))
+    out = xp.zeros(6)
+    assert xp.asarray(A).sum(axis=0, out=out) is out
+    _eq(out, A.sum(0))
+    with pytest.raises(ValueError, match="out= has shape"):
+        xp.asarray(A).sum(out=xp.zeros(2))
+
+
+def test_astype_casting_rules():
+    x = xp.asarray(A)
+    with pytest.raises(TypeError, match="'safe'"):
+        x.astype(np.int32, casting="safe")
+    assert x.astype(np.float32, casting="same_kind").dtype == xp.float32
+    with pytest.raises(TypeError):
+        x.astype(np.int64, casting="same_kind")
+
+
+def test_namespace_has_no_stray_names():
+    assert "annotations" not in dir(xp)
