@@ -2,9 +2,9 @@
 array_api_strict, and print a per-suite table (passed / failed / skipped / xfailed, wall time)
 followed by every failing test id with the first line of its error.
 
-    python conformance/peers.py                                # every SciPy submodule, both backends
+    python conformance/peers.py                         # every SciPy submodule, both backends
     python conformance/peers.py --suites special fft --backends xla_array
-    python conformance/peers.py --aae /work/aae                # array-api-extra checkout (its tests/)
+    python conformance/peers.py --aae /work/aae         # array-api-extra checkout (its tests/)
     python conformance/peers.py --suites stats -k "not test_mode" --pytest-args='-x'
 
 SciPy's tests come from the installed SciPy (`--pyargs scipy.<submodule>`, only the tests that

@@ -3,7 +3,6 @@ released (xla_array/_array.py HostCopy), so SciPy's ndimage output= arrays, Cyth
 ufunc out= work as with NumPy arrays."""
 
 import gc
-import warnings
 
 import numpy as np
 import pytest

@@ -28,21 +28,22 @@ def _eq(got, want):
     "trace()", "argsort(axis=0)", "conj()", "real", "imag", "nbytes", "itemsize",
 ])
 def test_method_matches_numpy(call):
-    x = xp.asarray(A)
+    x = xp.asarray(A)  # noqa: F841  (read by eval)
     _eq(eval(f"x.{call}"), eval(f"A.{call}"))
 
 
 @pytest.mark.parametrize("call", ["view(np.float64)", "real", "imag", "conj()", "conjugate()",
                                   "sum(axis=0)", "round(2)"])
 def test_complex_methods(call):
-    x = xp.asarray(C)
+    x = xp.asarray(C)  # noqa: F841  (read by eval)
     _eq(eval(f"x.{call}"), eval(f"C.{call}"))
 
 
 def test_view_round_trips_and_bool():
     x = xp.asarray(A.astype(np.float32))
     _eq(x.view(np.float64), A.astype(np.float32).view(np.float64))
-    _eq(xp.asarray(np.array([1, 0, 2], np.uint8)).view(bool), np.array([1, 0, 2], np.uint8).view(bool))
+    u8 = np.array([1, 0, 2], np.uint8)
+    _eq(xp.asarray(u8).view(bool), u8.view(bool))
     _eq(xp.asarray([True, False]).view(np.uint8), np.array([True, False]).view(np.uint8))
     assert xp.asarray(np.float64(1.5)).view(np.int64).shape == ()
 
@@ -80,3 +81,21 @@ def test_astype_casting_rules():
 
 def test_namespace_has_no_stray_names():
     assert "annotations" not in dir(xp)
+
+
+def test_in_place_operators_cast_within_the_kind_as_numpy():
+    """x op= y stores a result of a wider dtype of the same kind, as NumPy's same_kind rule
+    (SciPy's nsum adds an int64 count into an int32 array); across kinds it raises."""
+    a = np.array([1, 2], np.int32)
+    x = xp.asarray(a)
+    x += xp.asarray([3, 4], dtype=xp.int64)
+    a += np.array([3, 4], np.int64)
+    assert x.dtype == xp.int32
+    _eq(x, a)
+    f = xp.asarray([1.5, 2.5], dtype=xp.float32)
+    f *= xp.asarray(3.0, dtype=xp.float64)
+    assert f.dtype == xp.float32
+    _eq(f, np.array([4.5, 7.5], np.float32))
+    i = xp.asarray([1, 2])
+    with pytest.raises(TypeError, match="same_kind"):
+        i += xp.asarray([1.0, 2.0])

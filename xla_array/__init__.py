@@ -10,7 +10,7 @@ import math as _math
 
 from . import _flags as flags
 from . import (
-    _methods,
+    _methods,  # noqa: F401  (installs NumPy's array methods)
     _operators,  # noqa: F401  (installs Array's operators)
     debug,
     fft,

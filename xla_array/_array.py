@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import sys as _sys
+import warnings as _warnings
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -446,7 +447,7 @@ def host_leaf(x: np.ndarray, device: Any, dtype: DType | None = None,
     """A buffer leaf holding a copy of host data."""
     d = dtype or _dtypes.from_numpy(x.dtype)
     x = np.asarray(x, dtype=d.np, order="C")  # ascontiguousarray would make 0-d 1-d
-    base = x
+    base: Any = x
     while isinstance(base, np.ndarray):
         if isinstance(base, HostCopy):  # jaxlib keeps the last array it copied from: a copy
             x = x.copy()  # of its own, so that the HostCopy is released (and writes back)
@@ -481,18 +482,27 @@ class HostCopy(np.ndarray):
         return h
 
     def __array_finalize__(self, obj: Any) -> None:
-        self._xla_owner = None  # views and ufunc results of a HostCopy remember nothing
+        self._xla_owner = None  # views of a HostCopy remember nothing
+
+    def __array_wrap__(self, arr: Any, context: Any = None, return_scalar: bool = False) -> Any:
+        arr = arr.view(np.ndarray)  # ufunc results are plain NumPy arrays
+        return arr[()] if return_scalar else arr
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
+    def __str__(self) -> str:
+        return str(self.view(np.ndarray))
 
     def __del__(self) -> None:
         owner = self._xla_owner
-        if owner is None:
+        if owner is None or _sys.is_finalizing():
             return
         try:
             _write_back(owner, self._xla_node, self._xla_source, self)
         except Exception as exc:  # noqa: BLE001  (a finalizer: report, never raise)
-            import warnings
-            warnings.warn(f"xla_array: writing np.asarray(x) back into x failed: {exc!r}",
-                          RuntimeWarning, stacklevel=1)
+            _warnings.warn(f"xla_array: writing np.asarray(x) back into x failed: {exc!r}",
+                           RuntimeWarning, stacklevel=1)
 
 
 def _write_back(owner: Array, node: Node, source: np.ndarray, h: np.ndarray) -> None:
@@ -503,8 +513,7 @@ def _write_back(owner: Array, node: Node, source: np.ndarray, h: np.ndarray) -> 
     if np.array_equal(raw.reshape(-1).view(bits), source.reshape(-1).view(bits)):
         return
     if owner._node is not node:
-        import warnings
-        warnings.warn("xla_array: writes into np.asarray(x) were not applied to x, because x "
+        _warnings.warn("xla_array: writes into np.asarray(x) were not applied to x, because x "
                       "changed after np.asarray(x) was taken", RuntimeWarning, stacklevel=2)
         return
     owner._rebind(host_leaf(raw.copy(), node.device, node.dtype, node.committed))

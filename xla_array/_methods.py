@@ -13,6 +13,8 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+import numpy as np
+
 from . import _axes, _dtypes, _ops
 from ._array import Array, wrap
 from ._graph import record
@@ -146,10 +148,7 @@ def astype(self: Array, dtype: Any, order: str = "K", casting: str = "unsafe",
         if casting not in ("safe", "same_kind", "equiv", "no"):
             raise ValueError(f"casting must be one of 'no', 'equiv', 'safe', 'same_kind', or "
                              f"'unsafe', got {casting!r}")
-        order = "buifc"  # same_kind: a cast within a kind or to a later kind
-        ok = _xp().can_cast(self.dtype, target) or (casting == "same_kind" and order.index(
-            self.dtype.kind) <= order.index(target.kind))
-        if not ok:
+        if not np.can_cast(self.dtype.np, target.np, casting=casting):
             raise TypeError(f"Cannot cast array data from {self.dtype.name} to {target} "
                             f"according to the rule {casting!r}")
     return _xp().astype(self, dtype, copy=copy)
@@ -239,7 +238,8 @@ def nonzero(self: Array) -> tuple:
     return _xp().nonzero(self)
 
 
-def take(self: Array, indices: Any, axis: Any = None, out: Any = None, mode: str = "raise") -> Array:
+def take(self: Array, indices: Any, axis: Any = None, out: Any = None,
+         mode: str = "raise") -> Array:
     if mode != "raise":
         raise ValueError(f"take(mode={mode!r}): only mode='raise' is supported")
     xp = _xp()

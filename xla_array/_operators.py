@@ -78,9 +78,13 @@ def _make(stem: str, fn: Any, reflected: bool, inplace: bool) -> None:
         if res.shape != self.shape:
             raise ValueError(f"in-place {stem}: the result's shape {res.shape} differs from "
                              f"the array's {self.shape}")
-        if res.dtype != self.dtype:
-            raise TypeError(f"in-place {stem}: the result's dtype {res.dtype.name} cannot be "
-                            f"stored in the array's {self.dtype.name}")
+        if res.dtype != self.dtype:  # NumPy's rule: a cast within the kind ("same_kind")
+            if not np.can_cast(res.dtype.np, self.dtype.np, casting="same_kind"):
+                raise TypeError(f"in-place {stem}: the result's dtype {res.dtype.name} cannot "
+                                f"be stored in the array's {self.dtype.name} (NumPy's "
+                                f"'same_kind' casting rule)")
+            from ._data_types import astype
+            res = astype(res, self.dtype)
         self._rebind(res._node)
         return self
 
