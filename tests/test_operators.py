@@ -146,8 +146,9 @@ def test_inplace_rules():
     with pytest.raises(TypeError):
         i8 /= 2  # true division of integers gives float64
     f32 = xp.ones(3, dtype=xp.float32)
-    with pytest.raises(TypeError):
-        f32 += xp.ones(3, dtype=xp.float64)
+    f32 += xp.ones(3, dtype=xp.float64)  # NumPy's same_kind rule: stored as float32
+    assert f32.dtype == xp.float32
+    np.testing.assert_array_equal(np.asarray(f32), np.full(3, 2.0, np.float32))
     with pytest.raises(ValueError, match=r"\(2, 3\)"):
         f32 += xp.ones((2, 3), dtype=xp.float32)
     f32 *= 0.5
