@@ -1,5 +1,5 @@
 """np.asarray(x) as NumPy code writes into it: the writes reach x when the NumPy array is
-released (xla_array/_array.py HostCopy), so SciPy's ndimage output= arrays, Cython buffers and
+released (xla_array/_host.py HostCopy), so SciPy's ndimage output= arrays, Cython buffers and
 ufunc out= work as with NumPy arrays."""
 
 import gc

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _elementwise
 from ._array import Array
+from ._data_types import astype
 from ._graph import TracedScalar
 from ._linalg_basic import matmul
 
@@ -83,7 +84,6 @@ def _make(stem: str, fn: Any, reflected: bool, inplace: bool) -> None:
                 raise TypeError(f"in-place {stem}: the result's dtype {res.dtype.name} cannot "
                                 f"be stored in the array's {self.dtype.name} (NumPy's "
                                 f"'same_kind' casting rule)")
-            from ._data_types import astype
             res = astype(res, self.dtype)
         self._rebind(res._node)
         return self
@@ -130,7 +130,7 @@ def _array_ufunc(self: Array, ufunc: Any, method: str, *inputs: Any, **kwargs: A
     if not outs or not any(isinstance(o, Array) for o in outs):
         return getattr(ufunc, method)(*host, **kwargs)
     # out= Arrays: NumPy writes into np.asarray(o), which writes back into o when released
-    # (_array.HostCopy); the host copies are released here, and the Arrays are the result
+    # (_host.HostCopy); the host copies are released here, and the Arrays are the result
     kwargs["out"] = tuple(np.asarray(o) if isinstance(o, Array) else o for o in outs)
     res = getattr(ufunc, method)(*host, **kwargs)
     del res, kwargs, host
