@@ -168,14 +168,19 @@ def _decompose(e: Emitter, x: str, s: tuple, d: DType) -> tuple[str, str, str]:
     return select(e, ok, kf, _k(e, 0.0, s, d), s, d), select(e, ok, m, x, s, d), ok
 
 
-def _in_f32_or_f64(kernel: Any) -> Any:
-    """``kernel`` on float32/float64 as they are, on float16/bfloat16 through float32."""
-    def k(e: Emitter, a: list, s: tuple, d: DType) -> str:
-        if d.bits in (32, 64):
-            return kernel(e, a, s, d)
-        x = _op(e, "stablehlo.convert", [a[0]], s, dt.float32)
-        return _op(e, "stablehlo.convert", [kernel(e, [x], s, dt.float32)], s, d)
-    return k
+def _widen(e: Emitter, x: str, s: tuple, d: DType) -> str:
+    """``x`` as float64, exactly: XLA:CPU's convert reads a float32 subnormal as zero
+    (denormals-are-zero), so those are rebuilt from their bits (``bits * 2**-149``)."""
+    w = _op(e, "stablehlo.convert", [x], s, dt.float64)
+    if d.bits != 32:
+        return w
+    b = e.op("stablehlo.bitcast_convert", [x], tensor_type(s, dt.int32))
+    mag = _op(e, "stablehlo.and", [b, _k(e, 0x7FFFFFFF, s, dt.int32)], s, dt.int32)
+    v = _mul(e, _op(e, "stablehlo.convert", [mag], s, dt.float64), 2.0 ** -149, s, dt.float64)
+    v = select(e, compare(e, "LT", b, _k(e, 0, s, dt.int32), s, dt.int32),
+               _op(e, "stablehlo.negate", [v], s, dt.float64), v, s, dt.float64)
+    sub = compare(e, "LT", mag, _k(e, 1 << 23, s, dt.int32), s, dt.int32)
+    return select(e, sub, v, w, s, dt.float64)
 
 
 def _mul(e: Emitter, a: str, c: float, s: tuple, d: DType) -> str:
@@ -186,9 +191,8 @@ def _add(e: Emitter, a: str, b: str, s: tuple, d: DType) -> str:
     return _op(e, "stablehlo.add", [a, b], s, d)
 
 
-@_in_f32_or_f64
 def _log10(e: Emitter, a: list, s: tuple, d: DType) -> str:
-    ahi, alo = _split(_LOG10_2, d, (53 if d.bits == 64 else 24) - (12 if d.bits == 64 else 9))
+    ahi, alo = _split(_LOG10_2, d, 41 if d.bits == 64 else 15)  # hi * k exact for any k
     bhi, blo = _split(_INV_LN10, d, None)
     kf, m, ok = _decompose(e, a[0], s, d)
     ln = _op(e, "stablehlo.log", [m], s, d)
@@ -197,7 +201,6 @@ def _log10(e: Emitter, a: list, s: tuple, d: DType) -> str:
     return select(e, ok, r, ln, s, d)  # zero, negative, inf, NaN: log's own special values
 
 
-@_in_f32_or_f64
 def _log2(e: Emitter, a: list, s: tuple, d: DType) -> str:
     chi, clo = _split(_INV_LN2, d, None)
     kf, m, ok = _decompose(e, a[0], s, d)
@@ -206,7 +209,6 @@ def _log2(e: Emitter, a: list, s: tuple, d: DType) -> str:
     return select(e, ok, _add(e, kf, t, s, d), ln, s, d)
 
 
-@_in_f32_or_f64
 def _log1p(e: Emitter, a: list, s: tuple, d: DType) -> str:
     x = a[0]
     one = _k(e, 1.0, s, d)
@@ -221,7 +223,109 @@ def _log1p(e: Emitter, a: list, s: tuple, d: DType) -> str:
     return select(e, compare(e, "EQ", u, one, s, d), x, r, s, d)  # |x| < ulp(1)/2: x (-0.0 too)
 
 
-# ---------------------------------------------------------------- sinh, cosh, atanh
+# ---------------------------------------------------- tanh, sinh, cosh, atanh, atan (fdlibm)
+#
+# XLA's float64 forms were up to 7 ulp (tanh), 4 (sinh, cosh: exp(x - ln 2)-based, ~500 near
+# overflow), 2 (atan, atanh; atanh 129 for small x) from NumPy's (glibc). These follow fdlibm's
+# algorithms, built on the accurate expm1/exp/log1p, and are within one ulp of NumPy. float32
+# and the half floats go through float64 and are rounded once at the end: correctly rounded
+# nearly always (XLA's float32 tanh, sinh, cosh, asin, acos, atan, atanh were 2-4 ulp off).
+
+def _sub(e: Emitter, a: str, b: str, s: tuple, d: DType) -> str:
+    return _op(e, "stablehlo.subtract", [a, b], s, d)
+
+
+def _lt(e: Emitter, a: str, c: float, s: tuple, d: DType) -> str:
+    return compare(e, "LT", a, _k(e, c, s, d), s, d)
+
+
+def _signed(e: Emitter, x: str, ax: str, r: str, tiny: float, s: tuple, d: DType) -> str:
+    """``r`` (a function of ``|x|``) with the sign of ``x``; ``x`` itself where ``|x| < tiny``
+    (the odd functions' result there, -0.0 included)."""
+    r = select(e, _lt(e, x, 0.0, s, d), _op(e, "stablehlo.negate", [r], s, d), r, s, d)
+    return select(e, _lt(e, ax, tiny, s, d), x, r, s, d)
+
+
+def _horner(e: Emitter, w: str, coefs: tuple, s: tuple, d: DType) -> str:
+    acc = _k(e, coefs[-1], s, d)
+    for c in reversed(coefs[:-1]):
+        acc = _add(e, _k(e, c, s, d), _op(e, "stablehlo.multiply", [w, acc], s, d), s, d)
+    return acc
+
+
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+_EXPM1_Q = (1.0, -3.33333333333331316428e-02, 1.58730158725481460165e-03,
+            -7.93650757867487942473e-05, 4.00821782732936239552e-06, -2.01099218183624371326e-07)
+
+
+def _pow2(e: Emitter, k: str, s: tuple) -> str:
+    """``2.0 ** k`` for an integral float64 ``k`` in the normal exponent range, from bits:
+    ``k + 1023 + 2**52`` holds ``k + 1023`` in its low bits, shifted into the exponent's place
+    (no float-to-integer conversion, which XLA:CPU does not vectorize)."""
+    d, i64 = dt.float64, dt.int64
+    b = e.op("stablehlo.bitcast_convert", [_add(e, k, _k(e, 1023.0 + 2.0 ** 52, s, d), s, d)],
+             tensor_type(s, i64))
+    b = _op(e, "stablehlo.shift_left", [b, _k(e, 52, s, i64)], s, i64)
+    return e.op("stablehlo.bitcast_convert", [b], tensor_type(s, d))
+
+
+def _expm1(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm's ``expm1``: ``x = k ln2 + r`` with ``|r| <= ln2 / 2`` (``ln 2`` in two parts,
+    ``c`` the reduction's rounding error), a rational form in ``r``, and ``2**k`` put back by
+    one of fdlibm's exact reconstructions for each range of ``k``. XLA's was up to 3 ulp from
+    NumPy in float64 and 5 from the correctly rounded float32 on jaxlib 0.10."""
+    x = a[0]
+    i64 = dt.int64
+    ax = _op(e, "stablehlo.abs", [x], s, d)
+    kg = _op(e, "stablehlo.round_nearest_afz", [_mul(e, x, 1.44269504088896338700, s, d)], s, d)
+    sgn = select(e, _lt(e, x, 0.0, s, d), _k(e, -1.0, s, d), _k(e, 1.0, s, d), s, d)
+    kf = select(e, _lt(e, ax, 1.0397207708399179, s, d), sgn, kg, s, d)  # |x| < 1.5 ln2: +-1
+    kf = select(e, compare(e, "GT", ax, _k(e, 0.34657359027997264, s, d), s, d), kf,
+                _k(e, 0.0, s, d), s, d)  # |x| <= ln2 / 2: no reduction
+    hi = _sub(e, x, _mul(e, kf, _LN2_HI, s, d), s, d)  # exact: ln2_hi has 21 zero low bits
+    lo = _mul(e, kf, _LN2_LO, s, d)
+    r = _sub(e, hi, lo, s, d)
+    c = _sub(e, _sub(e, hi, r, s, d), lo, s, d)
+    hfx = _mul(e, r, 0.5, s, d)
+    hxs = _op(e, "stablehlo.multiply", [r, hfx], s, d)
+    r1 = _horner(e, hxs, _EXPM1_Q, s, d)
+    t = _sub(e, _k(e, 3.0, s, d), _op(e, "stablehlo.multiply", [r1, hfx], s, d), s, d)
+    ee = _op(e, "stablehlo.multiply", [hxs, divide(
+        e, _sub(e, r1, t, s, d),
+        _sub(e, _k(e, 6.0, s, d), _op(e, "stablehlo.multiply", [r, t], s, d), s, d), s, d)],
+        s, d)
+    k0 = _sub(e, r, _sub(e, _op(e, "stablehlo.multiply", [r, ee], s, d), hxs, s, d), s, d)
+    e2 = _sub(e, _sub(e, _op(e, "stablehlo.multiply", [r, _sub(e, ee, c, s, d)], s, d), c, s, d),
+              hxs, s, d)
+    r_e2 = _sub(e, r, e2, s, d)
+    km1 = _sub(e, _mul(e, r_e2, 0.5, s, d), _k(e, 0.5, s, d), s, d)
+    k1 = select(e, _lt(e, r, -0.25, s, d),
+                _mul(e, _sub(e, e2, _add(e, r, _k(e, 0.5, s, d), s, d), s, d), -2.0, s, d),
+                _add(e, _k(e, 1.0, s, d), _mul(e, r_e2, 2.0, s, d), s, d), s, d)
+    half_scale = _pow2(e, _sub(e, kf, _k(e, 1.0, s, d), s, d), s)  # 2**(k - 1)
+    scale = _mul(e, half_scale, 2.0, s, d)  # 2**k
+    neg_k = _pow2(e, _op(e, "stablehlo.negate", [kf], s, d), s)  # 2**-k (k from 2 to 56)
+    one = _k(e, 1.0, s, d)
+    # y * 2**(k - 1) * 2, so that k = 1024 (x near the overflow threshold) does not overflow
+    far = _sub(e, _op(e, "stablehlo.multiply", [_mul(e, _sub(e, one, _sub(e, e2, r, s, d), s, d),
+                                                     2.0, s, d), half_scale],
+                      s, d), one, s, d)
+    low = _op(e, "stablehlo.multiply", [_sub(e, _sub(e, one, neg_k, s, d), _sub(e, e2, r, s, d),
+                                             s, d), scale], s, d)
+    high = _op(e, "stablehlo.multiply", [_add(e, _sub(e, r, _add(e, e2, neg_k, s, d), s, d), one,
+                                              s, d), scale], s, d)
+    y = select(e, _lt(e, kf, 20.0, s, d), low, high, s, d)
+    y = select(e, _op(e, "stablehlo.or", [_lt(e, kf, -1.5, s, d), compare(
+        e, "GT", kf, _k(e, 56.0, s, d), s, d)], s, dt.bool), far, y, s, d)
+    y = select(e, compare(e, "EQ", kf, _k(e, 1.0, s, d), s, d), k1, y, s, d)
+    y = select(e, compare(e, "EQ", kf, _k(e, -1.0, s, d), s, d), km1, y, s, d)
+    y = select(e, compare(e, "EQ", kf, _k(e, 0.0, s, d), s, d), k0, y, s, d)
+    y = select(e, compare(e, "GT", x, _k(e, 709.782712893383973096, s, d), s, d),
+               _k(e, float("inf"), s, d), y, s, d)
+    y = select(e, _lt(e, x, -38.816242111356935, s, d), _k(e, -1.0, s, d), y, s, d)  # 56 ln2
+    y = select(e, compare(e, "NE", x, x, s, d), x, y, s, d)
+    return select(e, _lt(e, ax, 2.0 ** -54, s, d), x, y, s, d)  # x itself, -0.0 too
+
 
 def _exp_halves(e: Emitter, ax: str, s: tuple, d: DType) -> str:
     """``exp(a) / 2`` for ``a >= 0`` as ``(exp(a / 2) / 2) * exp(a / 2)``: ``a / 2`` is exact,
@@ -230,49 +334,141 @@ def _exp_halves(e: Emitter, ax: str, s: tuple, d: DType) -> str:
     return _op(e, "stablehlo.multiply", [_mul(e, h, 0.5, s, d), h], s, d)
 
 
-@_in_f32_or_f64
+_LN_MAX = 709.782712893384  # log(DBL_MAX), below it exp does not overflow
+
+
+def _half_exp(e: Emitter, ax: str, s: tuple, d: DType) -> str:
+    """``exp(a) / 2`` for ``a >= 22``: one exp below overflow, ``_exp_halves`` above."""
+    one = _mul(e, _op(e, "stablehlo.exponential", [ax], s, d), 0.5, s, d)
+    return select(e, _lt(e, ax, _LN_MAX, s, d), one, _exp_halves(e, ax, s, d), s, d)
+
+
+def _tanh(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm: ``1 - 2 / (expm1(2|x|) + 2)`` for ``|x| >= 1``, else ``-t / (t + 2)`` with
+    ``t = expm1(-2|x|)``; 1 from 22 on."""
+    x = a[0]
+    ax = _op(e, "stablehlo.abs", [x], s, d)
+    two = _k(e, 2.0, s, d)
+    big = _lt(e, ax, 1.0, s, d)
+    t = _expm1(e, [_op(e, "stablehlo.multiply", [ax, select(
+        e, big, _k(e, -2.0, s, d), _k(e, 2.0, s, d), s, d)], s, d)], s, d)
+    q = divide(e, select(e, big, _op(e, "stablehlo.negate", [t], s, d), two, s, d),
+               _add(e, t, two, s, d), s, d)
+    r = select(e, big, q, _sub(e, _k(e, 1.0, s, d), q, s, d), s, d)
+    r = select(e, _lt(e, ax, 22.0, s, d), r, _k(e, 1.0, s, d), s, d)  # NaN: 1 - NaN, kept
+    r = select(e, compare(e, "NE", x, x, s, d), x, r, s, d)
+    return _signed(e, x, ax, r, 2.0 ** -55, s, d)
+
+
 def _sinh(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm: with ``t = expm1(|x|)``, ``(2t - t*t / (t + 1)) / 2`` below 1, ``(t + t / (t +
+    1)) / 2`` below 22, then ``exp(|x|) / 2``."""
     x = a[0]
     ax = _op(e, "stablehlo.abs", [x], s, d)
-    m1 = _op(e, "stablehlo.exponential_minus_one", [ax], s, d)
-    # |x| < 1: (m1 + m1 / (m1 + 1)) / 2 keeps the small result's digits; else e/2 - 1/(2e)
-    small = _mul(e, _add(e, m1, divide(e, m1, _add(e, m1, _k(e, 1.0, s, d), s, d), s, d), s, d),
-                 0.5, s, d)
-    big = _exp_halves(e, ax, s, d)
-    mid = _op(e, "stablehlo.subtract", [big, divide(e, _k(e, 0.25, s, d), big, s, d)], s, d)
-    r = select(e, compare(e, "LT", ax, _k(e, 1.0, s, d), s, d), small, mid, s, d)
-    neg = compare(e, "LT", x, _k(e, 0.0, s, d), s, d)
-    r = select(e, neg, _op(e, "stablehlo.negate", [r], s, d), r, s, d)
-    return select(e, compare(e, "EQ", ax, _k(e, 0.0, s, d), s, d), x, r, s, d)  # keeps -0.0
+    t = _expm1(e, [ax], s, d)
+    t1 = _add(e, t, _k(e, 1.0, s, d), s, d)
+    small = _sub(e, _mul(e, t, 2.0, s, d),
+                 divide(e, _op(e, "stablehlo.multiply", [t, t], s, d), t1, s, d), s, d)
+    mid = _add(e, t, divide(e, t, t1, s, d), s, d)
+    r = _mul(e, select(e, _lt(e, ax, 1.0, s, d), small, mid, s, d), 0.5, s, d)
+    r = select(e, _lt(e, ax, 22.0, s, d), r, _half_exp(e, ax, s, d), s, d)
+    return _signed(e, x, ax, r, 2.0 ** -28, s, d)
 
 
-@_in_f32_or_f64
 def _cosh(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm: ``1 + t*t / (2(1 + t))`` with ``t = expm1(|x|)`` below ``ln(2) / 2``,
+    ``exp(|x|) / 2 + 1 / (2 exp(|x|))`` below 22, then ``exp(|x|) / 2``."""
     ax = _op(e, "stablehlo.abs", [a[0]], s, d)
-    big = _exp_halves(e, ax, s, d)
-    return _add(e, big, divide(e, _k(e, 0.25, s, d), big, s, d), s, d)
+    one = _k(e, 1.0, s, d)
+    t = _expm1(e, [ax], s, d)
+    w = _add(e, t, one, s, d)
+    small = _add(e, one, divide(e, _op(e, "stablehlo.multiply", [t, t], s, d),
+                                _add(e, w, w, s, d), s, d), s, d)
+    ex = _op(e, "stablehlo.exponential", [ax], s, d)
+    mid = _add(e, _mul(e, ex, 0.5, s, d), divide(e, _k(e, 0.5, s, d), ex, s, d), s, d)
+    r = select(e, _lt(e, ax, 0.34657359027997264, s, d), small, mid, s, d)
+    return select(e, _lt(e, ax, 22.0, s, d), r, _half_exp(e, ax, s, d), s, d)  # NaN: NaN
 
 
-@_in_f32_or_f64
 def _atanh(e: Emitter, a: list, s: tuple, d: DType) -> str:
-    """``sign(x) * log1p(2|x| / (1 - |x|)) / 2``: XLA's ``log((1 + x) / (1 - x)) / 2`` lost up
-    to 129 ulp for small x."""
+    """fdlibm: ``log1p(2|x| + 2|x|*|x| / (1 - |x|)) / 2`` below 1/2, ``log1p(2|x| / (1 -
+    |x|)) / 2`` above (XLA's ``log((1 + x) / (1 - x)) / 2`` lost 129 ulp for small x)."""
     x = a[0]
     ax = _op(e, "stablehlo.abs", [x], s, d)
-    q = divide(e, _mul(e, ax, 2.0, s, d),
-               _op(e, "stablehlo.subtract", [_k(e, 1.0, s, d), ax], s, d), s, d)
-    r = _mul(e, _log1p(e, [q], s, d), 0.5, s, d)
-    r = select(e, compare(e, "LT", x, _k(e, 0.0, s, d), s, d),
-               _op(e, "stablehlo.negate", [r], s, d), r, s, d)
-    return select(e, compare(e, "EQ", ax, _k(e, 0.0, s, d), s, d), x, r, s, d)
+    t = _add(e, ax, ax, s, d)
+    om = _sub(e, _k(e, 1.0, s, d), ax, s, d)
+    small = _add(e, t, divide(e, _op(e, "stablehlo.multiply", [t, ax], s, d), om, s, d), s, d)
+    arg = select(e, _lt(e, ax, 0.5, s, d), small, divide(e, t, om, s, d), s, d)
+    r = _mul(e, _log1p(e, [arg], s, d), 0.5, s, d)
+    return _signed(e, x, ax, r, 2.0 ** -28, s, d)
 
 
-_EXACT = {"log10": _log10, "log2": _log2, "log1p": _log1p, "sinh": _sinh, "cosh": _cosh,
-          "atanh": _atanh}
+# fdlibm's atan: the breakpoints' atan in two parts, and the odd polynomial's coefficients
+_ATAN_HI = (4.63647609000806093515e-01, 7.85398163397448278999e-01,
+            9.82793723247329054082e-01, 1.57079632679489655800e+00)
+_ATAN_LO = (2.26987774529616870924e-17, 3.06161699786838301793e-17,
+            1.39033110312309984516e-17, 6.12323399573676603587e-17)
+_AT = (3.33333333333329318027e-01, -1.99999999998764832476e-01, 1.42857142725034663711e-01,
+       -1.11111104054623557880e-01, 9.09088713343650656196e-02, -7.69187620504482999495e-02,
+       6.66107313738753120669e-02, -5.83357013379057348645e-02, 4.97687799461593236017e-02,
+       -3.65315727442169155270e-02, 1.62858201153657823623e-02)
+
+
+def _atan(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm: ``|x|`` reduced to ``[-7/16, 7/16]`` around one of four breakpoints (one
+    division), an odd polynomial of degree 23, the breakpoint's atan added in two parts."""
+    x = a[0]
+    ax = _op(e, "stablehlo.abs", [x], s, d)
+    one, zero = _k(e, 1.0, s, d), _k(e, 0.0, s, d)
+    cuts = [_lt(e, ax, c, s, d) for c in (0.4375, 0.6875, 1.1875, 2.4375)]
+    # (numerator, denominator) per interval, the first one |x| / 1
+    nums = [ax, _sub(e, _mul(e, ax, 2.0, s, d), one, s, d), _sub(e, ax, one, s, d),
+            _sub(e, ax, _k(e, 1.5, s, d), s, d), _k(e, -1.0, s, d)]
+    dens = [one, _add(e, _k(e, 2.0, s, d), ax, s, d), _add(e, ax, one, s, d),
+            _add(e, one, _mul(e, ax, 1.5, s, d), s, d), ax]
+    his, los = [zero] + [_k(e, c, s, d) for c in _ATAN_HI], [zero] + [_k(e, c, s, d)
+                                                                     for c in _ATAN_LO]
+
+    def pick(vals: list) -> str:
+        r = vals[4]
+        for i in (3, 2, 1, 0):
+            r = select(e, cuts[i], vals[i], r, s, d)
+        return r
+    y = divide(e, pick(nums), pick(dens), s, d)
+    z = _op(e, "stablehlo.multiply", [y, y], s, d)
+    w = _op(e, "stablehlo.multiply", [z, z], s, d)
+    s1 = _op(e, "stablehlo.multiply", [z, _horner(e, w, _AT[0::2], s, d)], s, d)
+    s2 = _op(e, "stablehlo.multiply", [w, _horner(e, w, _AT[1::2], s, d)], s, d)
+    p = _op(e, "stablehlo.multiply", [y, _add(e, s1, s2, s, d)], s, d)
+    r = _sub(e, pick(his), _sub(e, _sub(e, p, pick(los), s, d), y, s, d), s, d)
+    big = compare(e, "GE", ax, _k(e, 2.0 ** 66, s, d), s, d)  # inf too: pi/2
+    r = select(e, big, _k(e, _ATAN_HI[3] + _ATAN_LO[3], s, d), r, s, d)
+    r = select(e, compare(e, "NE", x, x, s, d), x, r, s, d)
+    return _signed(e, x, ax, r, 2.0 ** -27, s, d)
+
+
+# float64 kernels; None: XLA's own (within one ulp of NumPy in float64)
+_EXACT: dict[str, Any] = {
+    "log10": _log10, "log2": _log2, "log1p": _log1p, "expm1": _expm1, "tanh": _tanh,
+    "sinh": _sinh, "cosh": _cosh, "atanh": _atanh, "atan": _atan, "asin": None, "acos": None,
+    "asinh": None, "acosh": None}
+# accurate in float32 as they are (within one ulp of the correctly rounded result), and faster
+# than through float64 (XLA:CPU's float64 log is about 10x slower than its float32 one)
+_OWN_F32 = ("log1p", "log10", "acosh")
 
 
 def exact(name: str, fast: Any) -> Any:
-    """The kernel of elementwise ``name``: the accurate form above unless ``fast_math`` is
-    on when a graph is lowered, then XLA's ``fast``."""
+    """The kernel of elementwise ``name``: XLA's ``fast`` when ``fast_math`` is on when a graph
+    is lowered; else in float64 the accurate form above, and in float32 and the half floats
+    XLA's form computed in float64 and rounded once (correctly rounded nearly always: XLA's
+    float64 error is far below float32's half ulp), unless the function has its own."""
     accurate = _EXACT[name]
-    return lambda e, a, s, d: (accurate if faithful() else fast)(e, a, s, d)
+
+    def k(e: Emitter, a: list, s: tuple, d: DType) -> str:
+        if not faithful():
+            return fast(e, a, s, d)
+        if d.bits == 64 or (d.bits == 32 and name in _OWN_F32):
+            return (accurate or fast)(e, a, s, d)
+        r = fast(e, [_widen(e, a[0], s, d)], s, dt.float64)
+        return _op(e, "stablehlo.convert", [r], s, d)
+    return k
