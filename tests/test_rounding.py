@@ -175,7 +175,8 @@ def test_ulp_distribution_of_the_transcendental_functions(dtype, capsys):
         with np.errstate(all="ignore"):
             got = np.asarray(getattr(xp, name)(xp.asarray(x)))
             near = getattr(np, name)(x)
-            want = near if dtype == "float64" else getattr(np, name)(x.astype(np.float64)).astype(dtype)
+            want = (near if dtype == "float64" else
+                    getattr(np, name)(x.astype(np.float64)).astype(dtype))
         u, n = _ulps(got, want), _ulps(got, near)
         rows.append(f"{name}: {np.mean(n == 0):.3f} equal to NumPy, {np.mean(n <= 1):.4f} within "
                     f"1 ulp, max {n.max()}" + ("" if dtype == "float64" else

@@ -275,7 +275,6 @@ def _expm1(e: Emitter, a: list, s: tuple, d: DType) -> str:
     one of fdlibm's exact reconstructions for each range of ``k``. XLA's was up to 3 ulp from
     NumPy in float64 and 5 from the correctly rounded float32 on jaxlib 0.10."""
     x = a[0]
-    i64 = dt.int64
     ax = _op(e, "stablehlo.abs", [x], s, d)
     kg = _op(e, "stablehlo.round_nearest_afz", [_mul(e, x, 1.44269504088896338700, s, d)], s, d)
     sgn = select(e, _lt(e, x, 0.0, s, d), _k(e, -1.0, s, d), _k(e, 1.0, s, d), s, d)
