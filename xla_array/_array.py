@@ -23,13 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _backend, _dtypes, _flags, _graph, _metrics
+from . import _backend, _dtypes, _flags, _graph, _metrics, _views
 from ._devices import Device, resolve
 from ._dtypes import DType
 from ._executor import check_buffers, materialize_nodes
-from ._graph import Node, Placeholder, TracedScalar, record, scalar_leaf
+from ._graph import Node, Placeholder, TracedScalar, scalar_leaf
 from ._host import HostCopy, host_leaf
-from ._ops import OPS
 
 __all__ = ["Array", "wrap", "as_array", "as_node", "operand_nodes", "host_leaf"]
 
@@ -45,7 +44,7 @@ class _ArrayBase:
     __slots__ = ("_node", "_view", "__weakref__")
 
     def __init__(self, node: Node | None = None) -> None:
-        self._view: tuple | None = None  # (weakref to base, key, weakref to base's node, depth)
+        self._view: Any = None  # a _views.View when this array is a view of another
         if node is not None:
             self._node = node
             node.users += 1
@@ -72,31 +71,34 @@ class Array(_ArrayBase):
         old, self._node = self._node, node
         old.users -= 1
         v = self._view
-        if v is not None:  # a view: write the new value back into its base (see module doc)
-            base = v[0]()
-            if base is None:
-                self._view = None
-                return
+        if v is not None:  # a view: write the new value back into its base (see _views)
+            base = v.base
             base._sync()
-            base._rebind((_indexing or _load_indexing()).setitem(base, v[1], self)._node)
-            self._view = (v[0], v[1], weakref.ref(base._node), v[3])
+            how = v.how
+            if isinstance(how, _views.Transform):
+                back = how.apply(node, how.back)
+            else:
+                back = (_indexing or _load_indexing()).setitem(base, how, self)._node
+            base._rebind(back)
+            v.base_node = weakref.ref(base._node)
 
     def _sync(self) -> None:
         """Refresh a view from its base when the base changed since (before a write)."""
         v = self._view
         if v is None:
             return
-        base = v[0]()
-        if base is None:
-            self._view = None
-            return
+        base = v.base
         base._sync()
-        if base._node is not v[2]():
-            node = (_indexing or _load_indexing()).getitem(base, v[1])._node
+        if base._node is not v.base_node():
+            how = v.how
+            if isinstance(how, _views.Transform):
+                node = how.apply(base._node, how.fwd)
+            else:
+                node = (_indexing or _load_indexing()).getitem(base, how)._node
             node.users += 1
             self._node.users -= 1
             self._node = node
-            self._view = (v[0], v[1], weakref.ref(base._node), v[3])
+            v.base_node = weakref.ref(base._node)
 
     # ---------------------------------------------------------------- metadata
     @property
@@ -138,7 +140,8 @@ class Array(_ArrayBase):
         if len(n.shape) != 2:
             raise ValueError(f"x.T needs a 2-D array, got {len(n.shape)}-D; use "
                              f"matrix_transpose or permute_dims")
-        return wrap(record(OPS["transpose"], (n,), ((1, 0),)))
+        from ._manipulation import permute_dims
+        return permute_dims(self, (1, 0))
 
     @property
     def mT(self) -> Array:
@@ -286,9 +289,7 @@ class Array(_ArrayBase):
         node = self._node
         out = (_indexing or _load_indexing()).getitem(self, key)
         if (len(node.shape) > 1 if type(key) is int else _is_view_key(key, len(node.shape))):
-            depth = 1 if self._view is None else self._view[3] + 1
-            if depth <= _MAX_VIEW_DEPTH:
-                out._view = (weakref.ref(self), key, weakref.ref(node), depth)
+            _views.attach(out, self, key)
         return out
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -377,7 +378,6 @@ def _load_indexing() -> Any:
     return m
 
 
-_MAX_VIEW_DEPTH = 8  # views of views of ... deeper than this are copies
 _VIEW_ITEM = (int, slice, type(Ellipsis), type(None), np.integer)
 
 

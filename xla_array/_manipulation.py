@@ -6,7 +6,9 @@ import math
 import operator
 from typing import Any
 
-from . import _axes, _dtypes
+import numpy as np
+
+from . import _axes, _dtypes, _views
 from ._array import Array, as_array, wrap
 from ._graph import record
 from ._ops import OPS
@@ -37,9 +39,18 @@ def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
     shape_t = tuple(shape)
     if math.prod(shape_t) != x.size:
         raise ValueError(f"cannot reshape an array of shape {x.shape} into {shape_t}")
-    if shape_t == x.shape:
-        return Array(x._node)
-    return wrap(record(OPS["reshape"], (x._node,), (shape_t,)))
+    fwd = None if shape_t == x.shape else ("reshape", (shape_t,))
+    out = Array(x._node) if fwd is None else wrap(record(OPS["reshape"], (x._node,), (shape_t,)))
+    if copy:
+        return out
+    model = _views.reshaped_model(x, shape_t)
+    if model is None:
+        if copy is False:
+            raise ValueError(f"reshape(copy=False): an array of shape {x.shape} with these "
+                             f"strides cannot be reshaped to {shape_t} without a copy")
+        return out
+    back = None if fwd is None else ("reshape", (x.shape,))
+    return _views.attach(out, x, _views.Transform(fwd, back, lambda m, _m=model: _m))
 
 
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
@@ -49,8 +60,11 @@ def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
         raise ValueError(f"permute_dims(): {tuple(axes)} is not a permutation of "
                          f"{x.ndim} axes")
     if perm == tuple(range(x.ndim)):
-        return Array(x._node)
-    return wrap(record(OPS["transpose"], (x._node,), (perm,)))
+        return _views.attach(Array(x._node), x, _views.Transform(None, None, lambda m: m))
+    inv = tuple(perm.index(i) for i in range(x.ndim))
+    out = wrap(record(OPS["transpose"], (x._node,), (perm,)))
+    return _views.attach(out, x, _views.Transform(("transpose", (perm,)), ("transpose", (inv,)),
+                                                  lambda m: m.transpose(perm)))
 
 
 def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
@@ -139,8 +153,10 @@ def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     x = _arr(x, "flip")
     ax = _axes.axes(axis, x.ndim, "flip")
     if not ax:
-        return Array(x._node)
-    return wrap(record(OPS["reverse"], (x._node,), (ax,)))
+        return _views.attach(Array(x._node), x, _views.Transform(None, None, lambda m: m))
+    out = wrap(record(OPS["reverse"], (x._node,), (ax,)))
+    return _views.attach(out, x, _views.Transform(("reverse", (ax,)), ("reverse", (ax,)),
+                                                  lambda m: np.flip(m, ax)))
 
 
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...],

@@ -130,7 +130,7 @@ def ravel(self: Array, order: str = "C") -> Array:
 
 
 def flatten(self: Array, order: str = "C") -> Array:
-    return reshape(self, -1, order=order, copy=True) if order in "CA" else ravel(self, order)
+    return reshape(self, -1, order=order, copy=True)
 
 
 def squeeze(self: Array, axis: Any = None) -> Array:

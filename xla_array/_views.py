@@ -1,0 +1,106 @@
+"""Views: arrays that NumPy would give as views of another, so that writes reach that base.
+
+``x[1:]``, ``x.T``, ``permute_dims``/``moveaxis``/``swapaxes``, ``flip``, ``expand_dims``,
+``squeeze`` and a ``reshape`` NumPy can do without copying give an Array holding a ``View``
+record: its base (held, as NumPy's ``.base``), how it was made from the base (an index key, or a
+``Transform``: one recorded op each way), the base's node when the view was last in step with
+it, and the view's depth. A write into the view (``v[...] = ...``, ``v += 1``, NumPy writing into
+``np.asarray(v)``) is written back into the base by ``Array._rebind``; a view whose base changed
+since is refreshed from it before the next write (``Array._sync``).
+
+Whether a reshape is a view is NumPy's own rule, asked of NumPy on a model of the strides: an
+array that is no view is C-contiguous; a view's model is its base's model put through the same
+key or transform (``numpy.lib.stride_tricks.as_strided`` over one byte, never read). Views of
+views deeper than ``MAX_DEPTH`` are copies.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from ._graph import Node, record
+from ._ops import OPS
+
+__all__ = ["MAX_DEPTH", "Transform", "View", "attach", "reshaped_model", "strides_model"]
+
+MAX_DEPTH = 8
+
+
+class Transform:
+    """A whole-array view: ``fwd`` and ``back`` are ``(op name, attrs)`` of one recorded op each
+    (base -> view, view -> base), or None for the identity; ``model`` maps the base's stride
+    model to the view's."""
+
+    __slots__ = ("fwd", "back", "model")
+
+    def __init__(self, fwd: tuple | None, back: tuple | None, model: Any) -> None:
+        self.fwd, self.back, self.model = fwd, back, model
+
+    def apply(self, node: Node, which: tuple | None) -> Node:
+        return node if which is None else record(OPS[which[0]], (node,), which[1])
+
+
+class View:
+    """The view record of an Array (see the module docstring)."""
+
+    __slots__ = ("base", "how", "base_node", "depth", "_model")
+
+    def __init__(self, base: Any, how: Any, depth: int) -> None:
+        self.base, self.how, self.depth = base, how, depth
+        self.base_node = weakref.ref(base._node)
+        self._model: np.ndarray | None = None
+
+    def model(self) -> np.ndarray:
+        if self._model is None:
+            m = strides_model(self.base)
+            self._model = self.how.model(m) if isinstance(self.how, Transform) else m[self.how]
+        return self._model
+
+
+def strides_model(a: Any) -> np.ndarray:
+    """An ndarray of ``a``'s shape with the strides NumPy would give it (no memory behind it
+    that is ever read)."""
+    v = a._view
+    if v is not None:
+        return v.model()
+    shape = a._node.shape
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1)
+    return np.lib.stride_tricks.as_strided(_BYTE, shape, tuple(reversed(strides)),
+                                           writeable=False)
+
+
+_BYTE = np.zeros(1, np.int8)
+
+
+def reshaped_model(a: Any, shape: tuple) -> np.ndarray | None:
+    """The stride model of ``a`` reshaped to ``shape`` when NumPy can reshape it without a
+    copy, else None. An array that is no view always can."""
+    m = strides_model(a)
+    if a._view is None:
+        return m.reshape(shape)
+    try:
+        return m.reshape(shape, copy=False)
+    except ValueError:  # NumPy would copy
+        return None
+    except TypeError:  # NumPy 2.0: no copy= yet, setting the shape is the no-copy reshape
+        r = m.view()
+        try:
+            r.shape = shape
+        except AttributeError:
+            return None
+        return r
+
+
+def attach(out: Any, base: Any, how: Any) -> Any:
+    """Make ``out`` a view of ``base`` (``how``: an index key or a Transform); returns ``out``.
+    Past ``MAX_DEPTH`` views of views, ``out`` stays a copy."""
+    depth = 1 if base._view is None else base._view.depth + 1
+    if depth <= MAX_DEPTH:
+        out._view = View(base, how, depth)
+    return out
