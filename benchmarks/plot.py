@@ -1,9 +1,11 @@
-"""Plots for docs/performance.md from a ``bench.py --json`` file.
+"""Plots for docs/performance.md from a ``bench.py --json`` or ``bench_first_use.py --json`` file.
 
     python3 benchmarks/plot.py results.json docs/img
 
-writes ``bench_times.png`` (median ms per workload and contender, log scale) and
-``bench_ratios.png`` (NumPy time / xla_array time and jax.jit time / xla_array time).
+From bench.py: ``bench_times.png`` (median ms per workload and contender, log scale) and
+``bench_ratios.png`` (NumPy time / xla_array time and jax.jit time / xla_array time). From
+bench_first_use.py: ``first_use.png`` (each expression's first-call ms per contender, log scale,
+session totals in the legend).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 
 ORDER = ("numpy", "jax_eager", "jax_jit", "xla_array")
 COLORS = {"numpy": "#4c72b0", "jax_eager": "#dd8452", "jax_jit": "#55a868",
-          "xla_array": "#c44e52"}
+          "xla_array": "#c44e52", "xla_cold": "#c44e52", "xla_warm": "#8172b3"}
 
 
 
@@ -34,8 +36,28 @@ def _finish(fig, ax, x, labels, ylabel: str, title: str, path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
+def first_use(data: dict, outdir: str) -> None:
+    sess = {c: r for c, r in data["session"].items() if "error" not in r}
+    names = list(next(iter(sess.values()))["per_expression_s"])
+    fig, ax = plt.subplots(figsize=(13, 5))
+    width = 0.8 / len(sess)
+    x = np.arange(len(names))
+    for k, (c, r) in enumerate(sess.items()):
+        vals = [r["per_expression_s"][n] * 1e3 for n in names]
+        ax.bar(x + (k - (len(sess) - 1) / 2) * width, vals, width, color=COLORS.get(c),
+               label=f"{c}: session {r['session_s']:.2f} s, import {r['import_s']:.2f} s")
+    path = os.path.join(outdir, "first_use.png")
+    _finish(fig, ax, x, names, "ms, first call (log)",
+            "First use: each expression once in a fresh process (lower is better)", path)
+    print("wrote", path)
+
+
 def main(path: str, outdir: str) -> None:
     data = json.load(open(path))
+    os.makedirs(outdir, exist_ok=True)
+    if "session" in data:
+        first_use(data, outdir)
+        return
     rows = [w for w in data["workloads"] if "xla_array" in w["contenders"]]
     labels = [f"{w['id']}: {w['name'][:28]}" for w in rows]
     os.makedirs(outdir, exist_ok=True)
