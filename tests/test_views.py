@@ -117,3 +117,40 @@ def test_views_deeper_than_the_limit_are_copies() -> None:
     w = v.T  # depth 9: a copy
     w[0, 0] = 6.0
     assert float(x[0, 0]) == 5.0
+
+
+def _shared_cases() -> list:
+    def transpose_taken_before_a_write_through_a_sibling(x: Any, m: Any) -> Any:
+        t = x.T  # SciPy's tanhsinh: fj.T, then writes through a reshape of it, then reads fj.T
+        a, b = m.reshape(x, (2, 6))
+        b[0] = -1.0
+        return t
+
+    def row_view_sees_a_write_into_the_base(x: Any, m: Any) -> Any:
+        r = x[1]
+        x[1, 2] = 40.0
+        return r
+
+    def sibling_slices(x: Any, m: Any) -> Any:
+        left, right = x[:, :2], x[:, 1:]
+        left[:, 1] = 9.0
+        return right
+
+    def view_of_view_after_inplace_base(x: Any, m: Any) -> Any:
+        v = m.flip(x[1:], axis=1)
+        x += 1
+        return v
+
+    return [v for v in locals().values()]
+
+
+@pytest.mark.parametrize("case", _shared_cases(), ids=lambda f: f.__name__)
+def test_views_see_writes_made_through_their_base_as_numpy(case: Any) -> None:
+    """NumPy's views share memory: a view read after a write into its base, or through a
+    sibling view, has the written values."""
+    a = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(a)
+    want = case(a, np)
+    got = case(x, xp)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(np.asarray(x), a)

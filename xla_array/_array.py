@@ -66,7 +66,9 @@ class Array(_ArrayBase):
     __slots__ = ()
     __array_priority__ = 100
 
-    def _rebind(self, node: Node) -> None:
+    def _rebind(self, node: Node, source: Array | None = None) -> None:
+        """Make ``node`` this array's value: written back into the base when this is a view,
+        carried into this array's own views but ``source`` (the view that wrote it)."""
         node.users += 1
         old, self._node = self._node, node
         old.users -= 1
@@ -79,8 +81,26 @@ class Array(_ArrayBase):
                 back = how.apply(node, how.back)
             else:
                 back = (_indexing or _load_indexing()).setitem(base, how, self)._node
-            base._rebind(back)
+            base._rebind(back, self)
             v.base_node = weakref.ref(base._node)
+        for w in _views.views_of(self):
+            if w is not source:
+                w._refresh()
+
+    def _refresh(self) -> None:
+        """Recompute this view from its base (which was just written), then its own views."""
+        v = self._view
+        base, how = v.base, v.how
+        if isinstance(how, _views.Transform):
+            node = how.apply(base._node, how.fwd)
+        else:
+            node = (_indexing or _load_indexing()).getitem(base, how)._node
+        node.users += 1
+        self._node.users -= 1
+        self._node = node
+        v.base_node = weakref.ref(base._node)
+        for w in _views.views_of(self):
+            w._refresh()
 
     def _sync(self) -> None:
         """Refresh a view from its base when the base changed since (before a write)."""
@@ -90,15 +110,7 @@ class Array(_ArrayBase):
         base = v.base
         base._sync()
         if base._node is not v.base_node():
-            how = v.how
-            if isinstance(how, _views.Transform):
-                node = how.apply(base._node, how.fwd)
-            else:
-                node = (_indexing or _load_indexing()).getitem(base, how)._node
-            node.users += 1
-            self._node.users -= 1
-            self._node = node
-            v.base_node = weakref.ref(base._node)
+            self._refresh()
 
     # ---------------------------------------------------------------- metadata
     @property

@@ -5,8 +5,11 @@
 record: its base (held, as NumPy's ``.base``), how it was made from the base (an index key, or a
 ``Transform``: one recorded op each way), the base's node when the view was last in step with
 it, and the view's depth. A write into the view (``v[...] = ...``, ``v += 1``, NumPy writing into
-``np.asarray(v)``) is written back into the base by ``Array._rebind``; a view whose base changed
-since is refreshed from it before the next write (``Array._sync``).
+``np.asarray(v)``) is written back into the base by ``Array._rebind``, and a write into the base
+(or through one of its views) is carried forward into its other live views (each a new lazy
+node computed from the base), so views see each other's writes as NumPy's, which share memory,
+do. A view whose base changed otherwise is refreshed from it before the next write
+(``Array._sync``).
 
 Whether a reshape is a view is NumPy's own rule, asked of NumPy on a model of the strides: an
 array that is no view is C-contiguous; a view's model is its base's model put through the same
@@ -24,7 +27,8 @@ import numpy as np
 from ._graph import Node, record
 from ._ops import OPS
 
-__all__ = ["MAX_DEPTH", "Transform", "View", "attach", "reshaped_model", "strides_model"]
+__all__ = ["MAX_DEPTH", "Transform", "View", "attach", "reshaped_model", "strides_model",
+           "views_of"]
 
 MAX_DEPTH = 8
 
@@ -97,10 +101,34 @@ def reshaped_model(a: Any, shape: tuple) -> np.ndarray | None:
         return r
 
 
+# id(base) -> weak references to its live views, so that a write into the base (or through
+# another of its views) reaches them, as NumPy's views share memory; the entry goes with the base
+_children: dict[int, list] = {}
+
+
 def attach(out: Any, base: Any, how: Any) -> Any:
     """Make ``out`` a view of ``base`` (``how``: an index key or a Transform); returns ``out``.
     Past ``MAX_DEPTH`` views of views, ``out`` stays a copy."""
     depth = 1 if base._view is None else base._view.depth + 1
     if depth <= MAX_DEPTH:
         out._view = View(base, how, depth)
+        kids = _children.get(id(base))
+        if kids is None:
+            kids = _children[id(base)] = []
+            weakref.finalize(base, _children.pop, id(base), None)
+        elif len(kids) >= 16:
+            kids[:] = [r for r in kids if r() is not None]
+        kids.append(weakref.ref(out))
     return out
+
+
+def views_of(base: Any) -> list:
+    """The live views of ``base``."""
+    kids = _children.get(id(base))
+    if not kids:
+        return []
+    live = [v for v in (r() for r in kids) if v is not None and v._view is not None
+            and v._view.base is base]
+    if len(live) != len(kids):
+        kids[:] = [weakref.ref(v) for v in live]
+    return live
