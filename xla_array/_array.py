@@ -69,6 +69,15 @@ class Array(_ArrayBase):
     def _rebind(self, node: Node, source: Array | None = None) -> None:
         """Make ``node`` this array's value: written back into the base when this is a view,
         carried into this array's own views but ``source`` (the view that wrote it)."""
+        if self._view is None and not _views.has_views(self):
+            node.users += 1
+            old, self._node = self._node, node
+            old.users -= 1
+            return
+        with _views.LOCK:
+            self._rebind_view(node, source)
+
+    def _rebind_view(self, node: Node, source: Array | None) -> None:
         node.users += 1
         old, self._node = self._node, node
         old.users -= 1
@@ -305,8 +314,12 @@ class Array(_ArrayBase):
         return out
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        self._sync()
-        self._rebind((_indexing or _load_indexing()).setitem(self, key, value)._node)
+        if self._view is None:
+            self._rebind((_indexing or _load_indexing()).setitem(self, key, value)._node)
+            return
+        with _views.LOCK:  # refreshed, written and written back as one step
+            self._sync()
+            self._rebind((_indexing or _load_indexing()).setitem(self, key, value)._node)
 
     def __copy__(self) -> Array:
         return Array(self._node)

@@ -14,7 +14,8 @@ import numpy as np
 from . import _dtypes, _metrics
 from ._devices import target
 from ._dtypes import DType
-from ._graph import Node, buffer_leaf
+from ._graph import Node, buffer_leaf, record
+from ._ops import OPS
 
 __all__ = ["HostCopy", "host_leaf"]
 
@@ -89,8 +90,20 @@ def _write_back(owner: Any, node: Node, source: np.ndarray, h: np.ndarray) -> No
     bits = f"u{min(raw.dtype.itemsize, 8)}"  # compared as bits: NaNs, -0.0 and all
     if np.array_equal(raw.reshape(-1).view(bits), source.reshape(-1).view(bits)):
         return
-    if owner._node is not node:
-        _warnings.warn("xla_array: writes into np.asarray(x) were not applied to x, because x "
-                      "changed after np.asarray(x) was taken", RuntimeWarning, stacklevel=2)
+    leaf = host_leaf(raw.copy(), node.device, node.dtype, node.committed)
+    cur = owner._node
+    if cur is node:
+        owner._rebind(leaf)
         return
-    owner._rebind(host_leaf(raw.copy(), node.device, node.dtype, node.committed))
+    # x changed since np.asarray(x) (another write, or a write through a sibling view): the
+    # elements NumPy wrote go over x's current value, as into shared memory
+    if cur.shape != node.shape or cur.dtype != node.dtype:
+        _warnings.warn("xla_array: writes into np.asarray(x) were not applied to x, because x "
+                       "changed shape or dtype after np.asarray(x) was taken", RuntimeWarning,
+                       stacklevel=2)
+        return
+    n = raw.dtype.itemsize // np.dtype(bits).itemsize
+    words = (raw.reshape(-1).view(bits) != source.reshape(-1).view(bits)).reshape(-1, n)
+    written = host_leaf(words.any(axis=1).reshape(raw.shape), node.device, _dtypes.bool,
+                        node.committed)
+    owner._rebind(record(OPS["select"], (written, leaf, cur), (node.dtype,)))

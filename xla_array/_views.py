@@ -19,6 +19,7 @@ views deeper than ``MAX_DEPTH`` are copies.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from typing import Any
 
@@ -27,8 +28,8 @@ import numpy as np
 from ._graph import Node, record
 from ._ops import OPS
 
-__all__ = ["MAX_DEPTH", "Transform", "View", "attach", "reshaped_model", "strides_model",
-           "views_of"]
+__all__ = ["LOCK", "MAX_DEPTH", "Transform", "View", "attach", "has_views", "reshaped_model",
+           "strides_model", "views_of"]
 
 MAX_DEPTH = 8
 
@@ -101,6 +102,11 @@ def reshaped_model(a: Any, shape: tuple) -> np.ndarray | None:
         return r
 
 
+# held while a write goes through views (write-back into bases, carrying into sibling views), so
+# that threads writing into sibling views of one base (SciPy's ndimage with output=out[i]) do
+# not lose each other's writes
+LOCK = threading.RLock()
+
 # id(base) -> weak references to its live views, so that a write into the base (or through
 # another of its views) reaches them, as NumPy's views share memory; the entry goes with the base
 _children: dict[int, list] = {}
@@ -120,6 +126,10 @@ def attach(out: Any, base: Any, how: Any) -> Any:
             kids[:] = [r for r in kids if r() is not None]
         kids.append(weakref.ref(out))
     return out
+
+
+def has_views(a: Any) -> bool:
+    return id(a) in _children
 
 
 def views_of(base: Any) -> list:
