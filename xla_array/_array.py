@@ -27,8 +27,9 @@ from . import _backend, _dtypes, _flags, _graph, _metrics, _views
 from ._devices import Device, resolve
 from ._dtypes import DType
 from ._executor import check_buffers, materialize_nodes
-from ._graph import Node, Placeholder, TracedScalar, scalar_leaf
+from ._graph import Node, Placeholder, TracedScalar, record, scalar_leaf
 from ._host import HostCopy, host_leaf
+from ._ops import OPS
 
 __all__ = ["Array", "wrap", "as_array", "as_node", "operand_nodes", "host_leaf"]
 
@@ -161,8 +162,8 @@ class Array(_ArrayBase):
         if len(n.shape) != 2:
             raise ValueError(f"x.T needs a 2-D array, got {len(n.shape)}-D; use "
                              f"matrix_transpose or permute_dims")
-        from ._manipulation import permute_dims
-        return permute_dims(self, (1, 0))
+        return _views.attach(wrap(record(OPS["transpose"], (n,), ((1, 0),))), self,
+                             _views.TRANSPOSE_2D)
 
     @property
     def mT(self) -> Array:

@@ -43,14 +43,19 @@ def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
     out = Array(x._node) if fwd is None else wrap(record(OPS["reshape"], (x._node,), (shape_t,)))
     if copy:
         return out
-    model = _views.reshaped_model(x, shape_t)
-    if model is None:
-        if copy is False:
-            raise ValueError(f"reshape(copy=False): an array of shape {x.shape} with these "
-                             f"strides cannot be reshaped to {shape_t} without a copy")
-        return out
+    model: Any
+    if x._view is None:  # C-contiguous: always a view, its strides model made if needed
+        model = lambda m: m.reshape(shape_t)  # noqa: E731
+    else:
+        got = _views.reshaped_model(x, shape_t)
+        if got is None:
+            if copy is False:
+                raise ValueError(f"reshape(copy=False): an array of shape {x.shape} with these "
+                                 f"strides cannot be reshaped to {shape_t} without a copy")
+            return out
+        model = lambda _, _m=got: _m  # noqa: E731
     back = None if fwd is None else ("reshape", (x.shape,))
-    return _views.attach(out, x, _views.Transform(fwd, back, lambda m, _m=model: _m))
+    return _views.attach(out, x, _views.Transform(fwd, back, model))
 
 
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:

@@ -28,8 +28,8 @@ import numpy as np
 from ._graph import Node, record
 from ._ops import OPS
 
-__all__ = ["LOCK", "MAX_DEPTH", "Transform", "View", "attach", "has_views", "reshaped_model",
-           "strides_model", "views_of"]
+__all__ = ["LOCK", "MAX_DEPTH", "TRANSPOSE_2D", "Transform", "View", "attach", "has_views",
+           "reshaped_model", "strides_model", "views_of"]
 
 MAX_DEPTH = 8
 
@@ -46,6 +46,9 @@ class Transform:
 
     def apply(self, node: Node, which: tuple | None) -> Node:
         return node if which is None else record(OPS[which[0]], (node,), which[1])
+
+
+TRANSPOSE_2D = Transform(("transpose", ((1, 0),)), ("transpose", ((1, 0),)), lambda m: m.T)
 
 
 class View:
@@ -107,8 +110,9 @@ def reshaped_model(a: Any, shape: tuple) -> np.ndarray | None:
 # not lose each other's writes
 LOCK = threading.RLock()
 
-# id(base) -> weak references to its live views, so that a write into the base (or through
-# another of its views) reaches them, as NumPy's views share memory; the entry goes with the base
+# id(base) -> weak references to its views, so that a write into the base (or through another
+# of its views) reaches the live ones, as NumPy's views share memory; entries whose views are all
+# gone are pruned as the table grows
 _children: dict[int, list] = {}
 
 
@@ -120,15 +124,28 @@ def attach(out: Any, base: Any, how: Any) -> Any:
         out._view = View(base, how, depth)
         kids = _children.get(id(base))
         if kids is None:
+            if len(_children) >= _prune_at[0]:
+                _prune()
             kids = _children[id(base)] = []
-            weakref.finalize(base, _children.pop, id(base), None)
         elif len(kids) >= 16:
             kids[:] = [r for r in kids if r() is not None]
         kids.append(weakref.ref(out))
     return out
 
 
+_prune_at = [1024]
+
+
+def _prune() -> None:
+    """Drop the entries whose views are all gone (a view holds its base, so a base that is
+    gone has no live view: its id may be reused, and ``views_of`` checks the base)."""
+    for k in [k for k, kids in _children.items() if all(r() is None for r in kids)]:
+        del _children[k]
+    _prune_at[0] = max(1024, 2 * len(_children))
+
+
 def has_views(a: Any) -> bool:
+    """Whether ``a`` may have live views (cheap; ``views_of`` says which)."""
     return id(a) in _children
 
 
@@ -140,5 +157,8 @@ def views_of(base: Any) -> list:
     live = [v for v in (r() for r in kids) if v is not None and v._view is not None
             and v._view.base is base]
     if len(live) != len(kids):
-        kids[:] = [weakref.ref(v) for v in live]
+        if live:
+            kids[:] = [weakref.ref(v) for v in live]
+        else:
+            del _children[id(base)]
     return live
