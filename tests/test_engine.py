@@ -439,3 +439,25 @@ def test_changing_the_optimization_level_compiles_again(metrics):
     with xp.flags.using(opt_level=None):  # unchanged: the cache stays
         f()
     assert metrics()["compiles"] == base + 2
+
+
+def test_wide_pending_graphs_are_computed_in_parts(monkeypatch):
+    """Auto-flush bounds depth; a graph wider than MAX_GRAPH_NODES (SciPy's naive B-spline sums
+    stacked: 353,653 nodes, over 8 GB to compile) is computed as its roots' inputs first, each
+    on its own, then the roots. Same values; parts of one structure share one executable."""
+    from xla_array import _executor
+    monkeypatch.setattr(_executor, "MAX_GRAPH_NODES", 300)
+    rng = np.random.default_rng(0)
+    t = rng.uniform(0, 1, 40)
+    xt = xp.asarray(t)
+    rows, want = [], []
+    for j in range(20):  # 20 scalar sums of 40 products each: ~3,000 nodes when stacked
+        rows.append(sum(xt[i] * (j + 1.0) - xt[(i + j) % 40] for i in range(40)))
+        want.append(sum(t[i] * (j + 1.0) - t[(i + j) % 40] for i in range(40)))
+    s = xp.stack(rows)
+    xp.debug.reset_metrics()
+    got = np.asarray(s)
+    m = xp.debug.metrics()
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert m["executions"] > 20  # the 20 sums apart, then the stack
+    assert m["compiles"] <= 3

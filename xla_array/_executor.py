@@ -429,9 +429,34 @@ def _calibrate() -> int:
 _RC_CALL = _calibrate()
 
 
+# A pending graph of more nodes than this is computed in parts: the pending inputs of its roots
+# first, each on its own (and split again if still too large), then the roots over their
+# results. Auto-flush bounds a graph's depth, not its width: 50 scalar B-spline sums recorded
+# lazily and stacked made one graph of 353,653 nodes whose XLA compile took over 8 GB (SciPy's
+# test_rndm_naive_eval). Parts of one structure share one executable.
+MAX_GRAPH_NODES = 20_000
+
+
+def _pending_inputs(roots: list[Node]) -> list[Node]:
+    seen: dict[Node, None] = {}
+    for r in roots:
+        for x in r.inputs or ():
+            if x.buffer is None and x.op is not SCALAR:
+                seen[x] = None
+    return list(seen)
+
+
 def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = None) -> None:
     """Plan, find or compile, run, write back. Counts one materialization when ``cause``."""
     order, bufs, scalars, outs, struct = plan_graph(roots)
+    if len(order) > MAX_GRAPH_NODES:
+        parts = _pending_inputs(roots)
+        if parts:
+            order = bufs = scalars = outs = struct = None  # (no holders while parts run)
+            for p in parts:
+                _run([p], p.device)
+            _run(roots, device, cause, where)
+            return
     if device._spmd:  # on a mesh, the parameters' layouts are part of the structure
         key: tuple = ((device, device._layout_key(bufs)), struct)
     else:
