@@ -452,7 +452,7 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     if len(order) > MAX_GRAPH_NODES:
         parts = _pending_inputs(roots)
         if parts:
-            order = bufs = scalars = outs = struct = None  # (no holders while parts run)
+            del order, bufs, scalars, outs, struct  # (no holders while the parts run)
             for p in parts:
                 _run([p], p.device)
             _run(roots, device, cause, where)
