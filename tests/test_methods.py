@@ -99,3 +99,21 @@ def test_in_place_operators_cast_within_the_kind_as_numpy():
     i = xp.asarray([1, 2])
     with pytest.raises(TypeError, match="same_kind"):
         i += xp.asarray([1.0, 2.0])
+
+
+@pytest.mark.parametrize("k", [-2, -1, 0, 1, 3])
+def test_diag_as_numpy(k):
+    """NumPy's diag (SciPy's RBFInterpolator calls xp.diag): build from 1-D, extract from 2-D."""
+    v = np.arange(1.0, 5.0)
+    np.testing.assert_array_equal(np.asarray(xp.diag(xp.asarray(v), k)), np.diag(v, k))
+    m = np.arange(20.0).reshape(4, 5)
+    np.testing.assert_array_equal(np.asarray(xp.diag(xp.asarray(m), k=k)), np.diag(m, k))
+    iv = np.arange(3, dtype=np.int32)
+    got = xp.diag(xp.asarray(iv), k)
+    assert got.dtype == xp.int32
+    np.testing.assert_array_equal(np.asarray(got), np.diag(iv, k))
+
+
+def test_diag_rejects_other_ranks():
+    with pytest.raises(ValueError, match="1-D or 2-D"):
+        xp.diag(xp.zeros((2, 2, 2)))

@@ -23,6 +23,7 @@ from ._array import Array
 from ._creation import (
     arange,
     asarray,
+    diag,
     empty,
     empty_like,
     eye,
@@ -112,7 +113,7 @@ __all__ = [
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float8_e4m3fn",
     "float8_e5m2",
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
-    "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",
+    "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like", "diag",
     "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     "matmul", "matrix_transpose", "tensordot", "vecdot",
     "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
