@@ -23,7 +23,6 @@ from ._array import Array
 from ._creation import (
     arange,
     asarray,
-    diag,
     empty,
     empty_like,
     eye,
@@ -63,6 +62,7 @@ from ._dtypes import (
 from ._elementwise import *  # noqa: F403
 from ._elementwise import __all__ as _elementwise_all
 from ._executor import CompileError
+from ._extras import diag
 from ._info import DEFAULT_VERSION, __array_namespace_info__
 from ._jit import cached, compile, deserialize, jit
 from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot

@@ -33,7 +33,7 @@ from ._ops import OPS, check_shape
 
 __all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
            "full_like", "arange", "linspace", "eye", "from_dlpack", "meshgrid", "tril", "triu",
-           "to_device", "diag"]
+           "to_device"]
 
 _SCALARS = (bool, int, float, complex)
 
@@ -339,27 +339,6 @@ def tril(x: Array, /, *, k: int = 0) -> Array:
 
 def triu(x: Array, /, *, k: int = 0) -> Array:
     return _tri(x, k, False)
-
-
-def diag(v: Array, k: int = 0) -> Array:
-    """NumPy's ``diag`` (not in the standard; SciPy's array-API code calls it): the ``k``-th
-    diagonal of a 2-D array, or the square matrix with the 1-D ``v`` on its ``k``-th diagonal."""
-    v = as_array(v, "diag")
-    k = operator.index(k)
-    if v.ndim == 2:
-        from .linalg import diagonal
-        return diagonal(v, offset=k)
-    if v.ndim != 1:
-        raise ValueError(f"diag(): input must be 1-D or 2-D, got {v.ndim}-D")
-    n = v.shape[0] + abs(k)
-    from ._manipulation import concat, reshape
-    from ._searching import where
-    padded = concat([v, zeros((abs(k),), dtype=v.dtype, device=v.device)]) if k else v
-    r = _iota(0, _dtypes.int64, v.device, (n, n), 0)
-    c = _iota(0, _dtypes.int64, v.device, (n, n), 1)
-    # row r holds v[r] at column r + k (k >= 0); column c holds v[c] at row c - k (k < 0)
-    along = reshape(padded, (n, 1) if k >= 0 else (1, n))
-    return where((c - r) == k, along, zeros((), dtype=v.dtype, device=v.device))
 
 
 def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:

@@ -87,11 +87,10 @@ _BYTE = np.zeros(1, np.int8)
 
 
 def reshaped_model(a: Any, shape: tuple) -> np.ndarray | None:
-    """The stride model of ``a`` reshaped to ``shape`` when NumPy can reshape it without a
-    copy, else None. An array that is no view always can."""
+    """The stride model of the view ``a`` reshaped to ``shape`` when NumPy can reshape it
+    without a copy, else None (an array that is no view always can: ``reshape`` asks only of
+    views)."""
     m = strides_model(a)
-    if a._view is None:
-        return m.reshape(shape)
     try:
         return m.reshape(shape, copy=False)
     except ValueError:  # NumPy would copy
