@@ -32,7 +32,7 @@ find_python() {
 
 # what the editable install depends on: the build files, the graph's C core and its build
 install_state() {
-    cat pyproject.toml setup.py xla_array/_native/graphcore.c | cksum
+    cat pyproject.toml setup.py xla_array/core/graphcore.c | cksum
     ls xla_array/_graphcore.cpython-"$1"-*.so 2>/dev/null || true
 }
 

@@ -1,5 +1,6 @@
-"""The BLAS matmul kernel (xla_array/_blas.py, _native/blas_ffi.c): values against NumPy for
-every dtype, transpose flag and batch, the rule that picks it, and the fallbacks."""
+"""The BLAS matmul kernel (xla_array/kernels/blas.py, kernels/native/blas_ffi.c): values
+against NumPy for every dtype, transpose flag and batch, the rule that picks it, and the
+fallbacks."""
 
 import os
 import subprocess
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 import xla_array as xp
-from xla_array import _blas
+from xla_array.kernels import blas as _blas
 
 pytestmark = pytest.mark.skipif(not _blas.available(), reason="no C compiler: BLAS kernel off")
 
@@ -141,7 +142,7 @@ def _run(code: str, env: dict) -> str:
 
 _CHECK = """
     import numpy as np, xla_array as xp
-    from xla_array import _blas
+    from xla_array.kernels import blas as _blas
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((128, 160)), rng.standard_normal((160, 144))
     got = xp.asarray(a) @ xp.asarray(b)

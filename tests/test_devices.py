@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xla_array as xp
-from xla_array import _backend
 from xla_array import sharding as S
+from xla_array.core import backend as _backend
 
 DEV = xp.__array_namespace_info__().devices()[0]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import xla_array as xp
-from xla_array import _backend
+from xla_array.core import backend as _backend
 
 
 def test_same_structure_new_values_does_not_recompile(metrics):
@@ -183,8 +183,8 @@ def test_errors_raise_at_record_time_with_shapes():
 
 
 def test_backend_failure_names_the_recording_line(monkeypatch):
-    from xla_array._array import wrap
-    from xla_array._graph import OpDef, record
+    from xla_array.api.array import wrap
+    from xla_array.core.graph import OpDef, record
 
     bad = OpDef("bad", lambda ins, attrs: (ins[0].shape, ins[0].dtype),
                 lambda e, n, a: e.op("stablehlo.no_such_op", a, e.types[a[0]]))
@@ -314,7 +314,7 @@ def test_dropped_buffers_are_donated_only_when_nothing_else_reaches_them():
 def test_many_scalars_are_passed_packed_and_never_recompile(metrics):
     """A graph of elementwise ops with _executor.PACK_MIN scalars or more passes each dtype's
     scalars as one vector parameter: same values as NumPy, new values reuse the executable."""
-    from xla_array._executor import PACK_MIN
+    from xla_array.core.executor import PACK_MIN
     a = np.linspace(-1, 1, 7, dtype=np.float32)
     k = np.arange(7, dtype=np.int32)
 
@@ -353,7 +353,7 @@ def test_scalars_of_a_loop_with_products_are_parameters_of_their_own(metrics):
     """With an op XLA does not fuse (here a matrix product) the scalars stay 0-d parameters:
     packed, each step's fusion would read its own slice offset and XLA would compile one kernel
     per step instead of one for all. Values still never recompile."""
-    from xla_array._executor import PACK_MIN
+    from xla_array.core.executor import PACK_MIN
     steps = PACK_MIN + 4
     m = np.linspace(-0.2, 0.2, 36, dtype=np.float32).reshape(6, 6)
     v = np.linspace(1, 2, 6, dtype=np.float32)
@@ -400,7 +400,7 @@ def test_scalar_parameters_keep_their_exact_value():
 
 
 def test_executable_cache_evicts_the_least_recently_used():
-    from xla_array._cache import ExecutableCache
+    from xla_array.core.cache import ExecutableCache
     c = ExecutableCache()
     with xp.flags.using(cache_size=2):
         c.put(("a",), 1)
@@ -445,7 +445,7 @@ def test_wide_pending_graphs_are_computed_in_parts(monkeypatch):
     """Auto-flush bounds depth; a graph wider than MAX_GRAPH_NODES (SciPy's naive B-spline sums
     stacked: 353,653 nodes, over 8 GB to compile) is computed as its roots' inputs first, each
     on its own, then the roots. Same values; parts of one structure share one executable."""
-    from xla_array import _executor
+    from xla_array.core import executor as _executor
     monkeypatch.setattr(_executor, "MAX_GRAPH_NODES", 300)
     rng = np.random.default_rng(0)
     t = rng.uniform(0, 1, 40)

@@ -1,4 +1,5 @@
-"""The graph's C core (``xla_array._graphcore``) against its pure-Python reference in ``_graph``.
+"""The graph's C core (``xla_array.core._graphcore``) against its pure-Python reference
+in ``core/graph.py``.
 
 The rest of the suite runs on whichever the install provided (the C core where a compiler
 was there); this file checks that both give the same nodes, user lines and plans, that the
@@ -15,8 +16,9 @@ import numpy as np
 import pytest
 
 import xla_array as xp
-from xla_array import _graph, _ops
-from xla_array._ops_elementwise import dtypes_for
+from xla_array.core import graph as _graph
+from xla_array.core.ops import structural as _ops
+from xla_array.core.ops.elementwise import dtypes_for
 
 native = pytest.mark.skipif(not _graph.NATIVE, reason="the C core was not built")
 
@@ -158,7 +160,7 @@ def test_deep_chain_frees_without_recursion():
 def test_the_pure_python_fallback_runs():
     code = textwrap.dedent("""
         import numpy as np, xla_array as xp
-        from xla_array import _graph
+        from xla_array.core import graph as _graph
         assert not _graph.NATIVE and _graph.Node is _graph.PURE["Node"]
         x = xp.asarray(np.arange(6.0))
         y = xp.sum(x * 2.0 + 1.0)  # line 6

@@ -459,7 +459,7 @@ def test_complex_value_into_real_array_raises_type_error(key):
 # ---------------------------------------------------------------- fast path of simple keys
 
 def _structure(x):
-    from xla_array._graph import structure_key, toposort
+    from xla_array.core.graph import structure_key, toposort
     order, bufs, scalars = toposort([x._node])
     return structure_key(order, bufs, scalars, [x._node]), [s.value for s in scalars]
 

@@ -305,10 +305,10 @@ def _lu_perm_reference(a):
 def test_lu_permutation_kernel_and_xla_loop_agree(shape):
     """getrf's pivots -> row permutation: the native kernel (CPU) and the XLA loop (other
     platforms, or no compiler) give scipy's permutation, matrix by matrix."""
-    from xla_array._array import wrap
-    from xla_array._graph import record
-    from xla_array._ops import OPS
-    from xla_array._ops_linalg import getrf, pivots_to_perm
+    from xla_array.api.array import wrap
+    from xla_array.core.graph import record
+    from xla_array.core.ops.linalg import getrf, pivots_to_perm
+    from xla_array.core.ops.structural import OPS
     a = rand(shape, "float64", 11)
     a[..., 0, :] *= 1e-3  # pivoting certain in the first column
     piv = getrf(xp.asarray(a))[1]
@@ -323,7 +323,7 @@ def test_lu_permutation_kernel_and_xla_loop_agree(shape):
 
 def test_solve_without_the_permutation_kernel(monkeypatch):
     """Where the kernel cannot be built, solve and inv run the XLA loop, same results."""
-    from xla_array import _ops_linalg
+    from xla_array.core.ops import linalg as _ops_linalg
     monkeypatch.setattr(_ops_linalg._PERM_KERNEL, "ok", False)
     a = well_conditioned((2, 4, 4), "float64", 5)
     b = rand((2, 4, 3), "float64", 6)

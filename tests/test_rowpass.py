@@ -1,6 +1,7 @@
-"""The one-pass ``X.T @ f(X @ w)`` kernel (xla_array/_rowpass.py, _native/rowpass_ffi.c): values
-against NumPy for both dtypes, odd shapes and every op of its program, the rule that picks it,
-what it must leave alone, threads, and the portable (non-AVX2) build."""
+"""The one-pass ``X.T @ f(X @ w)`` kernel (xla_array/kernels/rowpass.py,
+kernels/native/rowpass_ffi.c): values against NumPy for both dtypes, odd shapes and every op of
+its program, the rule that picks it, what it must leave alone, threads, and the portable
+(non-AVX2) build."""
 
 import os
 import subprocess
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 import xla_array as xp
-from xla_array import _rowpass
+from xla_array.kernels import rowpass as _rowpass
 
 pytestmark = pytest.mark.skipif(not _rowpass.available(), reason="no C compiler: kernel off")
 
@@ -236,7 +237,8 @@ def test_portable_build_and_a_deserialized_function(tmp_path):
     blob = tmp_path / "f.bin"
     code = f"""
         import numpy as np, xla_array as xp
-        from xla_array import _kernels, _rowpass
+        from xla_array.kernels import build as _kernels
+        from xla_array.kernels import rowpass as _rowpass
         _kernels._FLAG_SETS = (["-O2"],)
         _rowpass.MIN_SIZE = _rowpass.MIN_ROWS = 0
         rng = np.random.default_rng(12)

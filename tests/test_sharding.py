@@ -417,9 +417,9 @@ def data_dependent_and_dtypes():
 def derived_layout():
     """A layout XLA may pick that the mesh axes cannot name (an axis split in two)."""
     xp, S, n, meshes = _setup()
-    from xla_array import _backend_spmd
-    from xla_array._array import Array
-    from xla_array._graph import buffer_leaf
+    from xla_array.api.array import Array
+    from xla_array.core import backend_spmd as _backend_spmd
+    from xla_array.core.graph import buffer_leaf
     mesh = meshes["first"]
     a = _data((6, 3), 11)
     hs = _backend_spmd.hlo("{devices=[2,1,2]<=[4] last_tile_dim_replicate}")

@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import math as _math
 
-from . import _flags as flags
-from . import (
-    _methods,  # noqa: F401  (installs NumPy's array methods)
-    _operators,  # noqa: F401  (installs Array's operators)
-    debug,
-    fft,
-    linalg,
-    sharding,
+from . import debug, fft, linalg, sharding
+from .api import (
+    array_methods,  # noqa: F401  (installs Array's operators and the methods that call functions)
+    numpy_methods,  # noqa: F401  (installs NumPy's array methods)
 )
-from ._advanced import *  # noqa: F403
-from ._advanced import __all__ as _advanced_all
-from ._array import Array
-from ._creation import (
+from .api.advanced_indexing import *  # noqa: F403
+from .api.advanced_indexing import __all__ as _advanced_all
+from .api.array import Array
+from .api.creation import (
     arange,
     asarray,
     empty,
@@ -38,9 +34,45 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from ._data_types import astype, can_cast, finfo, iinfo, isdtype, result_type
-from ._devices import Device, using_device
-from ._dtypes import (
+from .api.dtype_functions import astype, can_cast, finfo, iinfo, isdtype, result_type
+from .api.elementwise import *  # noqa: F403
+from .api.elementwise import __all__ as _elementwise_all
+from .api.extras import diag
+from .api.inspection import DEFAULT_VERSION, __array_namespace_info__
+from .api.jit import cached, compile, deserialize, jit
+from .api.manipulation import (
+    broadcast_arrays,
+    broadcast_shapes,
+    broadcast_to,
+    concat,
+    expand_dims,
+    flip,
+    moveaxis,
+    permute_dims,
+    reshape,
+    roll,
+    squeeze,
+    stack,
+    tile,
+    unstack,
+)
+from .api.materialize import block_until_ready, materialize
+from .api.matmul import matmul, matrix_transpose, tensordot, vecdot
+from .api.searching import *  # noqa: F403
+from .api.searching import __all__ as _searching_all
+from .api.searching import argmax, argmin, where
+from .api.sets import *  # noqa: F403
+from .api.sets import __all__ as _set_all
+from .api.sorting import *  # noqa: F403
+from .api.sorting import __all__ as _sorting_all
+from .api.statistical import *  # noqa: F403
+from .api.statistical import __all__ as _statistical_all
+from .api.statistical import all, any, max, mean, min, prod, std, sum, var
+from .api.utility import *  # noqa: F403
+from .api.utility import __all__ as _utility_all
+from .core import flags
+from .core.devices import Device, using_device
+from .core.dtypes import (
     bfloat16,
     bool,
     complex64,
@@ -59,42 +91,7 @@ from ._dtypes import (
     uint32,
     uint64,
 )
-from ._elementwise import *  # noqa: F403
-from ._elementwise import __all__ as _elementwise_all
-from ._executor import CompileError
-from ._extras import diag
-from ._info import DEFAULT_VERSION, __array_namespace_info__
-from ._jit import cached, compile, deserialize, jit
-from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
-from ._manipulation import (
-    broadcast_arrays,
-    broadcast_shapes,
-    broadcast_to,
-    concat,
-    expand_dims,
-    flip,
-    moveaxis,
-    permute_dims,
-    reshape,
-    roll,
-    squeeze,
-    stack,
-    tile,
-    unstack,
-)
-from ._materialize import block_until_ready, materialize
-from ._searching import *  # noqa: F403
-from ._searching import __all__ as _searching_all
-from ._searching import argmax, argmin, where
-from ._set import *  # noqa: F403
-from ._set import __all__ as _set_all
-from ._sorting import *  # noqa: F403
-from ._sorting import __all__ as _sorting_all
-from ._statistical import *  # noqa: F403
-from ._statistical import __all__ as _statistical_all
-from ._statistical import all, any, max, mean, min, prod, std, sum, var
-from ._utility import *  # noqa: F403
-from ._utility import __all__ as _utility_all
+from .core.executor import CompileError
 
 __array_api_version__ = DEFAULT_VERSION
 __version__ = "0.1.0"

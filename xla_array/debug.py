@@ -13,12 +13,14 @@ import shutil
 import subprocess
 from typing import Any
 
-from . import _backend, _metrics, _telemetry
-from ._array import Array
-from ._cache import executables
-from ._executor import compile_graph, packs_scalars, plan
-from ._graph import SCALAR, toposort
-from ._ops_elementwise import ELEMENTWISE
+from .api.array import Array
+from .core import backend as _backend
+from .core import metrics as _metrics
+from .core import telemetry as _telemetry
+from .core.cache import executables
+from .core.executor import compile_graph, packs_scalars, plan
+from .core.graph import SCALAR, toposort
+from .core.ops.elementwise import ELEMENTWISE
 
 __all__ = ["metrics", "reset_metrics", "mlir", "hlo", "cost", "memory", "explain",
            "explain_key", "on_compile", "on_materialize", "graph", "dot", "draw"]
@@ -91,9 +93,9 @@ def mlir(*arrays: Any, **kwargs: Any) -> str:
 
     ``mlir(fn, *example_args)`` gives the text of a function traced as ``xla_array.jit``
     would trace it (like ``jax.xla_computation``)."""
-    from ._lower import lower
+    from .core.lower import lower
     if arrays and callable(arrays[0]) and not isinstance(arrays[0], Array):
-        from ._jit import Jitted
+        from .api.jit import Jitted
         fn = arrays[0]
         j = fn if isinstance(fn, Jitted) else Jitted(fn)
         return j.lower(*arrays[1:], **kwargs)

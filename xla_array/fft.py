@@ -21,18 +21,18 @@ import math
 import operator
 from typing import Any, Sequence
 
-from . import _axes
-from . import _dtypes as dt
-from ._array import Array, as_array, wrap
-from ._creation import _iota
-from ._data_types import astype
-from ._devices import resolve
-from ._elementwise import conj
-from ._graph import record
-from ._manipulation import permute_dims, roll
-from ._ops import OPS
-from ._ops_linalg import fft_node
-from ._searching import where
+from .api.array import Array, as_array, wrap
+from .api.creation import _iota
+from .api.dtype_functions import astype
+from .api.elementwise import conj
+from .api.manipulation import permute_dims, roll
+from .api.searching import where
+from .core import axes as _axes
+from .core import dtypes as dt
+from .core.devices import resolve
+from .core.graph import record
+from .core.ops.linalg import fft_node
+from .core.ops.structural import OPS
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]

@@ -31,19 +31,24 @@ import math
 import operator
 from typing import Any, NamedTuple
 
-from . import _axes
-from . import _dtypes as dt
-from ._array import Array, as_array, wrap
-from ._creation import eye, zeros
-from ._data_types import astype
-from ._dtypes import DType
-from ._elementwise import abs as _abs
-from ._elementwise import conj, isfinite, isnan, log, logical_not, not_equal, sign, sqrt
-from ._graph import record
-from ._linalg_basic import matmul, matrix_transpose, tensordot, vecdot
-from ._manipulation import broadcast_to, reshape, stack
-from ._ops import OPS, broadcast_shapes
-from ._ops_linalg import (
+from .api.array import Array, as_array, wrap
+from .api.creation import eye, zeros
+from .api.dtype_functions import astype
+from .api.elementwise import abs as _abs
+from .api.elementwise import conj, isfinite, isnan, log, logical_not, not_equal, sign, sqrt
+from .api.manipulation import broadcast_to, reshape, stack
+from .api.matmul import matmul, matrix_transpose, tensordot, vecdot
+from .api.searching import where
+from .api.statistical import any as _any
+from .api.statistical import max as _max
+from .api.statistical import min as _min
+from .api.statistical import prod as _prod
+from .api.statistical import sum as _sum
+from .core import axes as _axes
+from .core import dtypes as dt
+from .core.dtypes import DType
+from .core.graph import record
+from .core.ops.linalg import (
     LAPACK_DTYPES,
     char,
     cholesky_lower,
@@ -54,12 +59,7 @@ from ._ops_linalg import (
     pivots_to_perm,
     tri_solve,
 )
-from ._searching import where
-from ._statistical import any as _any
-from ._statistical import max as _max
-from ._statistical import min as _min
-from ._statistical import prod as _prod
-from ._statistical import sum as _sum
+from .core.ops.structural import OPS, broadcast_shapes
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
@@ -153,7 +153,7 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     if x.size == 0:
         return astype(x, x.dtype)
     low, info = cholesky_lower(x, keep=False)
-    from ._creation import tril
+    from .api.creation import tril
     bad = _bad(info) if info is not None else _any(isnan(low), axis=(-2, -1))
     low = nan_where(bad, tril(low))
     return _h(low) if upper else low
@@ -266,7 +266,7 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     *batch, m, n = x.shape
     k = min(m, n)
     kq = m if mode == "complete" else k
-    from ._creation import triu
+    from .api.creation import triu
     if x.size == 0:
         return QRResult(_eye(tuple(batch), m, kq, x.dtype, x.device),
                         zeros((*batch, kq, n), dtype=x.dtype, device=x.device))
@@ -293,7 +293,7 @@ def _lu_parts(x: Array, keep: bool) -> tuple[Array, Array, Array, Array]:
     ``keep``: see ``lapack``."""
     lu_, piv, info = getrf(x, keep)
     k = piv.shape[-1]
-    from ._creation import arange
+    from .api.creation import arange
     swaps = _sum(astype(not_equal(piv, arange(1, k + 1, dtype=dt.int32, device=x.device)),
                      dt.int32), axis=-1)
     parity = 1 - 2 * (swaps % 2)
@@ -310,7 +310,7 @@ def det(x: Array, /) -> Array:
 
 
 def _empty_reduce(x: Array, value: Any, dtype: DType | None = None) -> Array:
-    from ._creation import full
+    from .api.creation import full
     return full(x.shape[:-2], value, dtype=dtype or x.dtype, device=x.device)
 
 
@@ -332,8 +332,8 @@ def slogdet(x: Array, /) -> SlogdetResult:
 def _permute_rows(b: Array, perm: Array) -> Array:
     """``b[..., perm, :]`` matrix by matrix (``perm``: one row permutation per matrix of the
     stack, broadcast with ``b``'s): the stack is flattened into one row gather."""
-    from ._creation import _iota
-    from ._utility import take_in_bounds
+    from .api.creation import _iota
+    from .api.utility import take_in_bounds
     batch = broadcast_shapes(perm.shape[:-1], b.shape[:-2])
     m, k = b.shape[-2:]
     nb = math.prod(batch)

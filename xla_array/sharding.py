@@ -28,10 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from . import _backend_spmd, _spmd
-from ._devices import Device
-from ._devices import devices as _all_devices
-from ._devices import resolve as _resolve
+from .core import backend_spmd as _backend_spmd
+from .core import spmd as _spmd
+from .core.devices import Device
+from .core.devices import devices as _all_devices
+from .core.devices import resolve as _resolve
 
 __all__ = ["Mesh", "NamedSharding", "SingleDeviceSharding", "make_mesh", "constrain",
            "local_shards", "shard_shape"]
@@ -146,7 +147,7 @@ def make_mesh(axis_shapes: Any, axis_names: Any, *, devices: Any = None) -> Mesh
     default device's platform), e.g. ``make_mesh((2, 2), ("x", "y"))``."""
     shape = (int(axis_shapes),) if np.ndim(axis_shapes) == 0 else tuple(map(int, axis_shapes))
     if devices is None:
-        from ._devices import default_device
+        from .core.devices import default_device
         devices = _all_devices(default_device().platform)
     devs = list(devices)
     n = math.prod(shape)
@@ -276,8 +277,8 @@ def constrain(x: Any, sharding: NamedSharding) -> Any:
     """``x`` laid out as ``sharding`` from here on: records a sharding-constraint op, so XLA
     reshards there (if needed) and keeps that layout for the result. ``sharding.mesh`` must be
     ``x``'s mesh (use ``to_device`` to move between meshes or from a single device)."""
-    from ._array import Array, wrap
-    from ._graph import record
+    from .api.array import Array, wrap
+    from .core.graph import record
     if not isinstance(x, Array):
         raise TypeError(f"constrain() takes an array, got {type(x).__name__}")
     if not isinstance(sharding, NamedSharding):
@@ -325,7 +326,7 @@ def local_shards(x: Any) -> list[tuple[Device, np.ndarray]]:
     Computes ``x`` first if needed. The arrays are read-only views of device memory on CPU
     (copies on other platforms); devices holding copies of one piece each appear.
     """
-    from ._array import Array
+    from .api.array import Array
     if not isinstance(x, Array):
         raise TypeError(f"local_shards() takes an array, got {type(x).__name__}")
     place = x.device

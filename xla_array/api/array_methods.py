@@ -1,0 +1,140 @@
+"""Python operators of Array, generated from one table of (dunder, namespace function) pairs.
+
+Each binary operator gets its reflected form; arithmetic, bitwise and matmul operators get an
+in-place form that records ``x op y`` and rebinds ``x`` (every reference sees the change). An
+in-place result must keep ``x``'s shape and dtype (TypeError/ValueError otherwise), as NumPy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.graph import TracedScalar
+from . import elementwise as _elementwise
+from .array import Array
+from .dtype_functions import astype
+from .matmul import matmul
+
+_OK = (Array, bool, int, float, complex, np.ndarray, np.generic, TracedScalar)
+_FAST = frozenset((Array, int, float))
+
+# dunder stem -> (function, has reflected form, has in-place form)
+BINARY: dict[str, tuple[Any, bool, bool]] = {
+    "add": (_elementwise.add, True, True),
+    "sub": (_elementwise.subtract, True, True),
+    "mul": (_elementwise.multiply, True, True),
+    "truediv": (_elementwise.divide, True, True),
+    "floordiv": (_elementwise.floor_divide, True, True),
+    "mod": (_elementwise.remainder, True, True),
+    "pow": (_elementwise.pow, True, True),
+    "matmul": (matmul, True, True),
+    "and": (_elementwise.bitwise_and, True, True),
+    "or": (_elementwise.bitwise_or, True, True),
+    "xor": (_elementwise.bitwise_xor, True, True),
+    "lshift": (_elementwise.bitwise_left_shift, True, True),
+    "rshift": (_elementwise.bitwise_right_shift, True, True),
+    "lt": (_elementwise.less, False, False),
+    "le": (_elementwise.less_equal, False, False),
+    "gt": (_elementwise.greater, False, False),
+    "ge": (_elementwise.greater_equal, False, False),
+    "eq": (_elementwise.equal, False, False),
+    "ne": (_elementwise.not_equal, False, False),
+}
+UNARY = {"neg": _elementwise.negative, "pos": _elementwise.positive,
+         "abs": _elementwise.abs, "invert": _elementwise.bitwise_invert}
+
+
+def _as_operand(other: Any, fn: Any) -> Any:
+    if isinstance(other, np.ndarray) or (fn is matmul and not isinstance(other, Array)):
+        from .creation import asarray
+        if not isinstance(other, (np.ndarray, np.generic)):
+            return None
+        return asarray(other)
+    return other
+
+
+def _make(stem: str, fn: Any, reflected: bool, inplace: bool) -> None:
+    def forward(self: Array, other: Any) -> Any:
+        if type(other) in _FAST:
+            return fn(self, other)
+        if not isinstance(other, _OK):
+            return NotImplemented
+        other = _as_operand(other, fn)
+        return NotImplemented if other is None else fn(self, other)
+
+    def reverse(self: Array, other: Any) -> Any:
+        if not isinstance(other, _OK):
+            return NotImplemented
+        other = _as_operand(other, fn)
+        return NotImplemented if other is None else fn(other, self)
+
+    def iop(self: Array, other: Any) -> Array:
+        if not isinstance(other, _OK):
+            return NotImplemented
+        other = _as_operand(other, fn)
+        self._sync()  # a view refreshes from its base first (see _array's module docstring)
+        res = fn(self, other)
+        if res.shape != self.shape:
+            raise ValueError(f"in-place {stem}: the result's shape {res.shape} differs from "
+                             f"the array's {self.shape}")
+        if res.dtype != self.dtype:  # NumPy's rule: a cast within the kind ("same_kind")
+            if not np.can_cast(res.dtype.np, self.dtype.np, casting="same_kind"):
+                raise TypeError(f"in-place {stem}: the result's dtype {res.dtype.name} cannot "
+                                f"be stored in the array's {self.dtype.name} (NumPy's "
+                                f"'same_kind' casting rule)")
+            res = astype(res, self.dtype)
+        self._rebind(res._node)
+        return self
+
+    if hasattr(fn, "dunder"):  # elementwise: the namespace function's fast paths, inlined
+        fast, rfast = fn.dunder(forward), fn.rdunder(reverse)
+    else:
+        fast, rfast = forward, reverse
+    for name, f in ((f"__{stem}__", fast), (f"__r{stem}__", rfast if reflected else None),
+                    (f"__i{stem}__", iop if inplace else None)):
+        if f is not None:
+            f.__name__ = f.__qualname__ = name
+            setattr(Array, name, f)
+
+
+def install() -> None:
+    for stem, (fn, r, i) in BINARY.items():
+        _make(stem, fn, r, i)
+    for stem, fn in UNARY.items():  # (the namespace function itself: x is the only argument)
+        setattr(Array, f"__{stem}__", fn)
+    Array.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]
+
+
+# NumPy ufunc name -> our function name, where they differ
+_UFUNC_NAMES = {"absolute": "abs", "power": "pow", "true_divide": "divide", "invert":
+                "bitwise_invert", "left_shift": "bitwise_left_shift", "right_shift":
+                "bitwise_right_shift", "arccos": "acos", "arcsin": "asin", "arctan": "atan",
+                "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "arctan2": "atan2",
+                "conjugate": "conj", "rint": "round"}
+
+
+def _array_ufunc(self: Array, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    """NumPy ufuncs on xla_array arrays: a plain call of a ufunc the namespace has (``np.sign(x)``,
+    ``np_array + x``) records our function and stays lazy; anything else (``out=``, methods such
+    as ``reduce``, ufuncs we lack) computes the arrays and lets NumPy do it on host values."""
+    name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
+    fn = getattr(_elementwise, name, None)
+    if method == "__call__" and not kwargs and fn is not None and name in _elementwise.__all__:
+        args = [x if isinstance(x, Array) or not isinstance(x, np.ndarray) else
+                _as_operand(x, fn) for x in inputs]
+        return fn(*args)
+    host = [np.asarray(x) if isinstance(x, Array) else x for x in inputs]
+    outs = kwargs.get("out")
+    if not outs or not any(isinstance(o, Array) for o in outs):
+        return getattr(ufunc, method)(*host, **kwargs)
+    # out= Arrays: NumPy writes into np.asarray(o), which writes back into o when released
+    # (_host.HostCopy); the host copies are released here, and the Arrays are the result
+    kwargs["out"] = tuple(np.asarray(o) if isinstance(o, Array) else o for o in outs)
+    res = getattr(ufunc, method)(*host, **kwargs)
+    del res, kwargs, host
+    return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+install()

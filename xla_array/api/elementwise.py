@@ -1,0 +1,211 @@
+"""Elementwise functions of the namespace, generated from the op table (``_ops_elementwise``).
+
+Each function validates its operands (dtype category, broadcasting), promotes them and records
+one node. Python scalars are weak: ``x + 1`` keeps ``x``'s dtype and passes 1 as a runtime
+parameter, so changing the scalar never recompiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..core.graph import record
+from ..core.ops.elementwise import ELEMENTWISE, dtypes_for
+from ..core.ops.structural import OPS
+from .array import Array, as_array, as_node, operand_nodes, wrap
+
+__all__ = sorted(ELEMENTWISE) + ["clip"]
+
+
+def apply(name: str, *xs: Any) -> Array:
+    """Record elementwise op ``name`` on arrays and/or Python scalars."""
+    nodes = operand_nodes(name, *xs)
+    key = (name, *[n.dtype for n in nodes])
+    attrs = _ATTRS.get(key)
+    if attrs is None:  # dtype rule (raises TypeError for bad dtypes), memoized per dtypes
+        attrs = _ATTRS[key] = dtypes_for(name, [n.dtype for n in nodes])
+    return wrap(record(OPS[name], tuple(nodes), attrs))
+
+
+_ATTRS: dict[tuple, tuple] = {}
+_Function = Callable[..., Array]  # an elementwise function of the namespace
+
+
+# unary functions that are the identity on some dtype kinds: a new handle, nothing recorded
+_IDENTITY = {"positive": "iufc", "conj": "iuf", "real": "iuf", "ceil": "iu", "floor": "iu",
+             "trunc": "iu", "round": "iu", "abs": "u"}
+
+
+def _make(name: str, arity: int) -> Any:
+    if arity == 1:
+        same_on = _IDENTITY.get(name, "")
+        op1 = OPS[name]
+        memo1: dict[Any, tuple] = {}
+
+        def f1(x: Array, /) -> Array:
+            if type(x) is not Array:
+                x = as_array(x, name)
+            n = x._node
+            d = n.dtype
+            if d.kind in same_on:
+                return Array(n)
+            attrs = memo1.get(d)
+            if attrs is None:  # dtype rule (raises TypeError for bad dtypes), memoized
+                attrs = memo1[d] = dtypes_for(name, [d])
+            return wrap(record(op1, (n,), attrs))
+        f: Any = f1
+    else:
+        op = OPS[name]
+        memo: dict[tuple, tuple] = {}
+
+        def f2(x1: Any, x2: Any, /) -> Array:
+            if type(x1) is Array:  # fast path: array op array / array op Python int or float
+                n1 = x1._node
+                t2 = type(x2)
+                if t2 is Array:
+                    n2 = x2._node
+                elif t2 is float or t2 is int:
+                    n2 = as_node(x2, n1, name)
+                else:
+                    return apply(name, x1, x2)
+                attrs = memo.get((n1.dtype, n2.dtype))
+                if attrs is None:
+                    attrs = memo[n1.dtype, n2.dtype] = dtypes_for(name, [n1.dtype, n2.dtype])
+                return wrap(record(op, (n1, n2), attrs))
+            return apply(name, x1, x2)
+
+        def dunder(slow: Any) -> Any:
+            """``Array.__<op>__``: f2's fast path inlined (one call less on the hottest
+            path of the library), ``slow(self, other)`` for any other operand type."""
+            def forward(self: Array, other: Any) -> Any:
+                t2 = type(other)
+                if t2 is Array:
+                    n2 = other._node
+                elif t2 is float or t2 is int:
+                    n2 = as_node(other, self._node, name)
+                else:
+                    return slow(self, other)
+                n1 = self._node
+                attrs = memo.get((n1.dtype, n2.dtype))
+                if attrs is None:
+                    attrs = memo[n1.dtype, n2.dtype] = dtypes_for(name, [n1.dtype, n2.dtype])
+                return wrap(record(op, (n1, n2), attrs))
+            return forward
+        def rdunder(slow: Any) -> Any:
+            """``Array.__r<op>__`` (``0.5 * x``): the Python int/float on the left, inlined
+            like ``dunder``; ``slow(self, other)`` otherwise."""
+            def reverse(self: Array, other: Any) -> Any:
+                t1 = type(other)
+                if t1 is float or t1 is int:
+                    n2 = self._node
+                    n1 = as_node(other, n2, name)
+                    attrs = memo.get((n1.dtype, n2.dtype))
+                    if attrs is None:
+                        attrs = memo[n1.dtype, n2.dtype] = dtypes_for(name, [n1.dtype, n2.dtype])
+                    return wrap(record(op, (n1, n2), attrs))
+                return slow(self, other)
+            return reverse
+        f2.dunder = dunder  # type: ignore[attr-defined]
+        f2.rdunder = rdunder  # type: ignore[attr-defined]
+        f = f2
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (f"Elementwise ``{name}`` as the array API standard specifies it "
+                 f"(dtype category: {ELEMENTWISE[name][1]}).")
+    return f
+
+
+for _name, (_arity, *_rest) in ELEMENTWISE.items():
+    globals()[_name] = _make(_name, _arity)
+
+
+def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:
+    """Clamp ``x`` to [min, max]; bounds may be scalars or arrays (broadcast to ``x``)."""
+    x = as_array(x, "clip")
+    if x.dtype.kind not in "iuf":
+        raise TypeError(f"clip() needs a real numeric array, got {x.dtype.name}")
+    from .dtype_functions import astype
+    from .manipulation import broadcast_to
+    out = x
+    for bound, op in ((min, "maximum"), (max, "minimum")):
+        if bound is None:
+            continue
+        if isinstance(bound, Array) and bound.dtype.kind != x.dtype.kind and not (
+                x.dtype.kind in "iu" and bound.dtype.kind in "iu"):
+            raise TypeError(f"clip(): bound dtype {bound.dtype.name} differs in kind from "
+                            f"{x.dtype.name}")
+        out = apply(op, out, bound)
+    if out.shape != x.shape:
+        out = broadcast_to(out, x.shape) if len(out.shape) <= x.ndim else out
+    if out.dtype != x.dtype:
+        out = astype(out, x.dtype)
+    return out
+
+
+if TYPE_CHECKING:  # the functions made by _make above, declared for type checkers
+    abs: _Function
+    acos: _Function
+    acosh: _Function
+    add: _Function
+    asin: _Function
+    asinh: _Function
+    atan: _Function
+    atan2: _Function
+    atanh: _Function
+    bitwise_and: _Function
+    bitwise_invert: _Function
+    bitwise_left_shift: _Function
+    bitwise_or: _Function
+    bitwise_right_shift: _Function
+    bitwise_xor: _Function
+    ceil: _Function
+    conj: _Function
+    copysign: _Function
+    cos: _Function
+    cosh: _Function
+    divide: _Function
+    equal: _Function
+    exp: _Function
+    expm1: _Function
+    floor: _Function
+    floor_divide: _Function
+    greater: _Function
+    greater_equal: _Function
+    hypot: _Function
+    imag: _Function
+    isfinite: _Function
+    isinf: _Function
+    isnan: _Function
+    less: _Function
+    less_equal: _Function
+    log: _Function
+    log10: _Function
+    log1p: _Function
+    log2: _Function
+    logaddexp: _Function
+    logical_and: _Function
+    logical_not: _Function
+    logical_or: _Function
+    logical_xor: _Function
+    maximum: _Function
+    minimum: _Function
+    multiply: _Function
+    negative: _Function
+    nextafter: _Function
+    not_equal: _Function
+    positive: _Function
+    pow: _Function
+    real: _Function
+    reciprocal: _Function
+    remainder: _Function
+    round: _Function
+    sign: _Function
+    signbit: _Function
+    sin: _Function
+    sinh: _Function
+    sqrt: _Function
+    square: _Function
+    subtract: _Function
+    tan: _Function
+    tanh: _Function
+    trunc: _Function

@@ -1,0 +1,34 @@
+"""NumPy functions outside the array API standard that array-API libraries call anyway
+(SciPy's array-API code calls ``xp.diag``). Built from the namespace's own functions."""
+
+from __future__ import annotations
+
+import operator
+
+from ..core import dtypes as _dtypes
+from ..linalg import diagonal
+from .array import Array, as_array
+from .creation import _iota as iota
+from .creation import zeros
+from .manipulation import concat, reshape
+from .searching import where
+
+__all__ = ["diag"]
+
+
+def diag(v: Array, k: int = 0) -> Array:
+    """NumPy's ``diag`` (not in the standard; SciPy's array-API code calls it): the ``k``-th
+    diagonal of a 2-D array, or the square matrix with the 1-D ``v`` on its ``k``-th diagonal."""
+    v = as_array(v, "diag")
+    k = operator.index(k)
+    if v.ndim == 2:
+        return diagonal(v, offset=k)
+    if v.ndim != 1:
+        raise ValueError(f"diag(): input must be 1-D or 2-D, got {v.ndim}-D")
+    n = v.shape[0] + abs(k)
+    padded = concat([v, zeros((abs(k),), dtype=v.dtype, device=v.device)]) if k else v
+    r = iota(0, _dtypes.int64, v.device, (n, n), 0)
+    c = iota(0, _dtypes.int64, v.device, (n, n), 1)
+    # row r holds v[r] at column r + k (k >= 0); column c holds v[c] at row c - k (k < 0)
+    along = reshape(padded, (n, 1) if k >= 0 else (1, n))
+    return where((c - r) == k, along, zeros((), dtype=v.dtype, device=v.device))

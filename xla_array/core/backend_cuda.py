@@ -1,0 +1,86 @@
+"""CUDA PJRT plugin discovery and client creation (jaxlib comes through ``_backend``).
+
+The plugin package (``jax-cuda12-pjrt`` / ``jax-cuda13-pjrt``) ships ``xla_cuda_plugin.so`` in the
+``jax_plugins.xla_cudaNN`` namespace package; we find the file without importing that package
+(its ``__init__`` imports jax), check its version against jaxlib's, and load it. Absent plugin:
+nothing happens. A plugin that fails to load: one ``RuntimeWarning``, CPU only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import glob
+import importlib.metadata
+import importlib.util
+import os
+import warnings
+from typing import Any
+
+from .backend import JAXLIB_VERSION, xc
+
+_CUDA_PLUGINS = (("jax_plugins.xla_cuda13", "jax-cuda13-pjrt"),
+                 ("jax_plugins.xla_cuda12", "jax-cuda12-pjrt"))
+_GPU_ENV = (("preallocate", "XLA_ARRAY_GPU_PREALLOCATE", lambda s: s.lower() not in ("0", "false")),
+            ("memory_fraction", "XLA_ARRAY_GPU_MEMORY_FRACTION", float),
+            ("allocator", "XLA_ARRAY_GPU_ALLOCATOR", str.lower))
+_NVIDIA_LIBS = ("cuda_runtime/lib/libcudart", "cuda_nvrtc/lib/libnvrtc", "cublas/lib/libcublasLt",
+                "cublas/lib/libcublas", "nccl/lib/libnccl", "cuda_cupti/lib/libcupti",
+                "cusparse/lib/libcusparse", "cusolver/lib/libcusolver", "cufft/lib/libcufft",
+                "nvshmem/lib/libnvshmem_host", "cudnn/lib/libcudnn")  # + ".so.*", in this order
+
+
+
+def _cuda_plugin() -> tuple[str, str] | None:
+    """(path of xla_cuda_plugin.so, distribution name); imports only the namespace package."""
+    for module, dist in _CUDA_PLUGINS:
+        try:
+            spec = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            path = os.path.join(location, "xla_cuda_plugin.so")
+            if os.path.isfile(path):
+                return path, dist
+    return None
+
+
+def load_cuda_client() -> Any:
+    found = _cuda_plugin()
+    if found is None:
+        return None
+    path, dist = found
+    try:
+        try:
+            version = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        if version is not None and version.split(".")[:3] != JAXLIB_VERSION.split(".")[:3]:
+            raise RuntimeError(f"{dist} {version} does not match jaxlib {JAXLIB_VERSION}")
+        _preload_nvidia_libraries()
+        if not xc.pjrt_plugin_loaded("cuda"):
+            xc.load_pjrt_plugin_dynamically("cuda", path)
+        if not xc.pjrt_plugin_initialized("cuda"):
+            xc.initialize_pjrt_plugin("cuda")
+        opts = xc.generate_pjrt_gpu_plugin_options()  # reads XLA_PYTHON_CLIENT_* too
+        for key, env, conv in _GPU_ENV:  # EXLA-like settings: XLA_ARRAY_GPU_*
+            if os.environ.get(env, "").strip():
+                opts[key] = conv(os.environ[env].strip())  # type: ignore[index]  # (a dict)
+        return xc.make_c_api_client("cuda", opts)
+    except Exception as e:  # noqa: BLE001  (any failure means: no CUDA, say why once)
+        warnings.warn(f"xla_array: CUDA plugin {path} failed to load ({e}); using CPU only",
+                      RuntimeWarning, stacklevel=3)
+        return None
+
+
+def _preload_nvidia_libraries() -> None:
+    """Best effort: load CUDA libraries from the nvidia-* pip wheels, as jax does."""
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    for lib in _NVIDIA_LIBS:
+        for path in sorted(p for root in roots for p in glob.glob(f"{root}/{lib}.so.*")):
+            with contextlib.suppress(OSError):
+                ctypes.cdll.LoadLibrary(path)

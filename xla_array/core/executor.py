@@ -1,0 +1,523 @@
+"""Materialization: pending graph -> structural key -> cached or new executable -> run
+
+After a run, every node that was an output (the requested ones and every pending node some
+live Array still points at) becomes a buffer leaf, so later graphs start from buffers and
+nothing is computed twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import sys
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from . import backend as _backend
+from . import flags as _flags
+from . import metrics as _metrics
+from . import telemetry as _telemetry
+from .cache import disk, executables
+from .graph import BUFFER, SCALAR, Node, Placeholder, plan_graph, user_frame
+from .lower import lower, scalar_groups
+from .ops.structural import order_free_reductions
+
+__all__ = ["materialize_nodes", "run_checks", "CompileError"]
+
+log = logging.getLogger("xla_array")
+_lock = threading.RLock()
+_IMPLICIT = {"bool", "int", "float", "complex", "index", "repr", "str", "iter"}
+
+
+class CompileError(RuntimeError):
+    """XLA rejected or failed a graph; the message names the user lines that recorded it."""
+
+
+class Compiled:
+    __slots__ = ("exe", "text", "key", "compile_seconds", "lower_seconds", "out_specs", "packed",
+                 "checks")
+
+    def __init__(self, exe: Any, text: str, key: Any, cs: float, ls: float,
+                 packed: bool = False) -> None:
+        self.out_specs: Any = None  # (shape, numpy dtype) per output, built on first run
+        self.checks: Any = None  # positions of the outputs that are checks (``OpDef.check``)
+        self.packed = packed  # scalars passed as one vector per dtype (``packs_scalars``)
+        self.exe = exe
+        self.text = text
+        self.key = key
+        self.compile_seconds = cs
+        self.lower_seconds = ls
+
+
+# runtime scalar parameters: one device buffer per (device, dtype, value bits), bounded.
+# One dict per device (found by id(): hashing a Device or Mesh runs Python code); the entry
+# holds the device itself, so its id cannot be reused while the entry exists.
+_scalars: dict[int, tuple[Any, dict[Any, Any]]] = {}
+_SCALAR_CACHE = 4096
+
+
+def _value_key(v: Any) -> Any:
+    t = type(v)
+    if t is float:
+        return v.hex()  # distinguishes -0.0 from 0.0, and NaN payloads compare equal as text
+    if t is int or t is bool:
+        return (t, v)
+    if t is complex:
+        return (v.real.hex(), v.imag.hex())
+    return np.asarray(v).tobytes()
+
+
+def _scalar_cache(device: Any) -> dict[Any, Any]:
+    entry = _scalars.get(id(device))
+    if entry is None or entry[0] is not device:
+        entry = _scalars[id(device)] = (device, {})
+    return entry[1]
+
+
+def _new_scalar(cache: dict[Any, Any], key: Any, value: Any, dtype: Any, device: Any) -> Any:
+    buf = device._put(np.asarray(value, dtype=dtype.np), owned=True)  # a Device, or a Mesh
+    if len(cache) >= _SCALAR_CACHE:  # drop the oldest quarter (dicts keep order)
+        for k in list(cache)[:_SCALAR_CACHE // 4]:
+            cache.pop(k, None)
+    cache[key] = buf
+    return buf
+
+
+def scalar_buffer_of(value: Any, dtype: Any, device: Any) -> Any:
+    """A device buffer holding a runtime scalar parameter (cached by exact value bits)."""
+    cache = _scalar_cache(device)
+    t = type(value)
+    # a nonzero, non-NaN float or an int is its own key (equal values convert to the same
+    # bits); zeros (-0.0 == 0.0), NaNs, bools and other types go by their exact bits
+    key = ((dtype, value) if (t is float and value and value == value) or t is int
+           else (dtype, _value_key(value)))
+    buf = cache.get(key)
+    return buf if buf is not None else _new_scalar(cache, key, value, dtype, device)
+
+
+# From this many scalars on, a graph of fusing ops only (``OpDef.fuses``: elementwise and
+# layout ops, which XLA compiles into one loop) takes its scalars packed in one vector per
+# dtype, sliced apart in the module: one argument per dtype instead of one per scalar, and
+# jaxlib spends ~0.25-0.4 us per argument of an execution (a 100-op chain of scalar ops:
+# ~40 us). Never in other graphs: each fusion that reads a slice has its offset baked in, so
+# the repeated steps of a loop become distinct fusions and XLA compiles a kernel for each (a
+# 20-step gradient loop: ~310 ms against ~55 ms with 0-d parameters, one kernel for the 20).
+PACK_MIN = 8
+
+
+def packs_scalars(order: list[Node], scalars: list[Node], device: Any) -> bool:
+    """Whether the graph ``order`` passes its ``scalars`` packed (see ``PACK_MIN``)."""
+    if len(scalars) < PACK_MIN or device._spmd:
+        return False
+    for n in order:
+        if not n.op.fuses:
+            return False
+    return True
+
+
+# packed scalar vectors by exact bytes: a loop flushed every few steps passes the same values
+# each time and needs no host->device copy after the first
+_packed: dict[int, tuple[Any, dict[Any, Any]]] = {}
+_PACKED_CACHE = 256
+
+
+def packed_buffer(v: np.ndarray, device: Any) -> Any:
+    entry = _packed.get(id(device))
+    if entry is None or entry[0] is not device:
+        entry = _packed[id(device)] = (device, {})
+    cache = entry[1]
+    key = (v.dtype.char, v.tobytes())
+    buf = cache.get(key)
+    if buf is None:
+        buf = device._put(v, owned=True)
+        if len(cache) >= _PACKED_CACHE:  # drop the oldest quarter
+            for k in list(cache)[:_PACKED_CACHE // 4]:
+                cache.pop(k, None)
+        cache[key] = buf
+    return buf
+
+
+def scalar_args(scalars: list[Node], device: Any, args: list) -> None:
+    """Append the device buffers of runtime scalar parameters ``scalars`` to ``args``
+    (``scalar_buffer_of`` for each, inlined: a graph flushed from a loop has dozens)."""
+    cache = _scalar_cache(device)
+    get = cache.get
+    for n in scalars:
+        v = n.value
+        t = type(v)
+        key = ((n.dtype, v) if (t is float and v and v == v) or t is int
+               else (n.dtype, _value_key(v)))
+        buf = get(key)
+        args.append(buf if buf is not None else _new_scalar(cache, key, v, n.dtype, device))
+
+
+def run_checks(outs: list, results: list, positions: tuple) -> None:
+    """Call the check of each output at ``positions`` (``OpDef.check``) with its value: the
+    first bad one raises, before the caller writes any result back (waits for the run)."""
+    for i in positions:
+        try:
+            value = _backend.to_numpy(results[i])
+        except _backend.BackendError as err:
+            raise backend_failure("running the graph recorded at "
+                                  f"{_where_text([outs[j] for j in positions])}", err) from None
+        outs[i].op.check(outs[i], value)
+
+
+def backend_failure(what: str, err: Exception) -> Exception:
+    """The exception for XLA's failure ``err`` while ``what``: MemoryError, naming the bytes
+    asked for, when the device ran out of memory; CompileError with XLA's text otherwise."""
+    text = str(err)
+    if "RESOURCE_EXHAUSTED" in text:
+        m = re.search(r"allocating (\d+) bytes", text)
+        asked = f"{int(m.group(1))} bytes" if m else "more memory than it has"
+        return MemoryError(f"{what}: the device cannot allocate {asked} (XLA: "
+                           f"{text.splitlines()[0][:200]})")
+    return CompileError(f"{what} failed: {text}")
+
+
+def _where_text(order: list[Node], limit: int = 8) -> str:
+    seen: list[str] = []
+    for n in order:
+        if n.where and n.where[0] != "<unknown>":
+            s = f"{n.where[0]}:{n.where[1]} ({n.op.name})"
+            if s not in seen:
+                seen.append(s)
+        if len(seen) >= limit:
+            break
+    return "; ".join(seen) or "<unknown>"
+
+
+def _guard(cause: str, where: tuple) -> None:
+    mode = _flags.get("materialize_guard")
+    if mode == "allow" or cause not in _IMPLICIT:
+        return
+    msg = f"implicit materialization ({cause}) at {where[0]}:{where[1]}"
+    if mode == "raise":
+        raise RuntimeError(msg + " refused by XLA_ARRAY_MATERIALIZE_GUARD=raise")
+    log.warning(msg)
+
+
+# custom-call targets an executable may call, by the prefix of their names in its text; an
+# executable loaded from bytes (disk cache, xp.deserialize) needs them registered first
+_TARGETS = (("lapack", '"lapack_'), ("blas", '"xla_array_gemm_'),
+            ("rowpass", '"xla_array_rowpass"'), ("lu_perm", '"xla_array_lu_perm"'))
+
+
+def custom_targets(text: str) -> list[str]:
+    """The kinds of custom-call targets a module's text calls ('lapack', 'blas', 'rowpass',
+    'lu_perm')."""
+    return [kind for kind, mark in _TARGETS if mark in text]
+
+
+def register_targets(kinds: list[str]) -> None:
+    """Register the custom-call targets of these kinds; BackendError if one is unavailable.
+    Every executable goes through here before it is compiled or loaded from bytes."""
+    if "lapack" in kinds:
+        _backend.register_lapack()
+    if "blas" in kinds:
+        from ..kernels import blas as _blas
+        if not _blas.available():
+            raise _backend.BackendError(f"the BLAS matmul kernel is unavailable here "
+                                        f"({_blas.error()})")
+    if "rowpass" in kinds:
+        from ..kernels import rowpass as _rowpass
+        if not _rowpass.available():
+            raise _backend.BackendError(f"the row-pass kernel is unavailable here "
+                                        f"({_rowpass.error()})")
+    if "lu_perm" in kinds:
+        from .ops.linalg import _PERM_KERNEL
+        if not _PERM_KERNEL.available():
+            raise _backend.BackendError(f"the LU permutation kernel is unavailable here "
+                                        f"({_PERM_KERNEL.error})")
+
+
+def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
+                  device: Any, donate: frozenset = frozenset(), pack: bool = False) -> Compiled:
+    """The executable of a planned graph (memory cache aside: the caller's). ``pack``: the
+    scalars come packed, one vector per dtype (what ``packs_scalars`` decides for
+    materializations; the caller passes its arguments accordingly)."""
+    limit = int(_flags.get("max_compiles"))
+    if limit and _metrics.snapshot()["compiles"] >= limit:
+        from ..debug import explain_key
+        raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
+                           f"graph differs from the cached ones by: {explain_key(key)}")
+    t0 = time.perf_counter()
+    options = _graph_options(order)
+    disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
+    if disk_key is not None:
+        hit = disk.load(disk_key)
+        if hit is not None:
+            payload, meta = hit
+            try:
+                register_targets(meta.get("targets", []))
+                exe = _backend.deserialize(payload, device._pjrt_devices)
+            except _backend.BackendError as err:
+                log.info("xla_array: cache entry unusable (%s); compiling", err)
+            else:
+                _metrics.count("disk_hits")
+                _metrics.add_time("disk_load_seconds", time.perf_counter() - t0)
+                return Compiled(exe, "", key, 0.0, time.perf_counter() - t0, pack)
+    text = lower(order, bufs, scalars, outs, donate,
+                 device._annotations(bufs, scalars, outs), pack)  # SPMD hooks on a Mesh
+    t1 = time.perf_counter()
+    try:
+        register_targets(custom_targets(text))
+        exe = _backend.compile(text, device._pjrt_devices, options=options or None)
+    except _backend.BackendError as err:
+        raise backend_failure(f"compiling the graph recorded at {_where_text(order)}",
+                              err) from None
+    t2 = time.perf_counter()
+    if disk_key is not None:
+        try:
+            disk.store(disk_key, exe.serialize(), {"targets": custom_targets(text)})
+        except _backend.BackendError as err:
+            log.info("xla_array: could not serialize an executable (%s)", err)
+    _metrics.count("compiles")
+    _metrics.add_time("compile_seconds", t2 - t1)
+    _metrics.add_time("lower_seconds", t1 - t0)
+    dump = _flags.get("dump_dir")
+    if dump:
+        os.makedirs(dump, exist_ok=True)
+        name = f"module_{abs(hash(key)) & 0xFFFFFFFFFFFF:012x}.mlir"
+        with open(os.path.join(dump, name), "w") as f:
+            f.write(f"// key hash {hash(key)}\n" + text)
+    if _flags.get("log_compiles"):
+        log.warning("xla_array compiled %d ops in %.1f ms (graph from %s)", len(order),
+                    (t2 - t1) * 1e3, _where_text(order, 3))
+    _telemetry.emit("compile", {"key": key, "ops": len(order), "lower_seconds": t1 - t0,
+                                "compile_seconds": t2 - t1, "total_seconds": t2 - t0,
+                                "where": _where_text(order, 3)})
+    return Compiled(exe, text, key, t2 - t1, t1 - t0, pack)
+
+
+def _options() -> dict[str, Any]:
+    """The compile options set for the whole process (part of every disk cache context)."""
+    options: dict[str, Any] = {}
+    if _flags.get("opt_level") is not None:
+        options["xla_backend_optimization_level"] = int(_flags.get("opt_level"))
+    return options
+
+
+def _graph_options(order: list[Node]) -> dict[str, Any]:
+    """The compile options of one graph: the process's, and what its structure calls for."""
+    options = _options()
+    if order_free_reductions(order):  # see _ops: one loop instead of a tree of kernels
+        options["xla_disable_hlo_passes"] = "tree_reduction_rewriter"
+    return options
+
+
+_SOURCE_DIGEST: list[str] = []
+
+
+def source_digest() -> str:
+    """A digest of xla_array's own sources: a changed lowering never reuses stale executables
+    from the on-disk cache (computed once per process)."""
+    if not _SOURCE_DIGEST:
+        import hashlib
+        h = hashlib.sha256()
+        pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # xla_array/
+        names = sorted(os.path.relpath(os.path.join(d, f), pkg)
+                       for d, _, files in os.walk(pkg) for f in files if f.endswith(".py"))
+        for name in names:
+            with open(os.path.join(pkg, name), "rb") as f:
+                h.update(name.encode() + b"\0" + f.read())
+        _SOURCE_DIGEST.append(h.hexdigest()[:16])
+    return _SOURCE_DIGEST[0]
+
+
+def _disk_context(options: dict) -> str:
+    # XLA_FLAGS (read by the client: --xla_cpu_max_isa...) change the code XLA generates
+    return (f"jaxlib {_backend.JAXLIB_VERSION}; xla_array {source_digest()}; "
+            f"cpu {_backend.cpu_features()}; options {sorted(options.items())}; "
+            f"fast_math {_flags._values['fast_math']}; "
+            f"xla_flags {os.environ.get('XLA_FLAGS', '').strip()}")
+
+
+def plan(roots: list[Node]) -> tuple:
+    """The graph computing ``roots``: (order, buffers, scalars, outputs, key)."""
+    order, bufs, scalars, outs, struct = plan_graph(roots)
+    device = roots[0].device
+    if device._spmd:  # on a mesh, the parameters' layouts are part of the structure
+        device = (device, device._layout_key(bufs))
+    return order, bufs, scalars, outs, (device, struct)
+
+
+def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None) -> None:
+    """Compute the pending ``nodes`` (one executable per device) and write results back."""
+    if where is None:
+        where = user_frame()
+    if _flags._values["materialize_guard"] != "allow":
+        _guard(cause, where)
+    with _lock:
+        if len(nodes) == 1:  # the hot path: bool()/float()/one array
+            n = nodes[0]
+            if n.buffer is not None or n.op is SCALAR:
+                return
+            if _telemetry.active("materialize"):
+                _telemetry.emit("materialize", {"cause": cause,
+                                                "where": f"{where[0]}:{where[1]}", "arrays": 1})
+            _run(nodes, n.device, cause, where)
+            return
+        uniq: dict[Node, None] = {}
+        for n in nodes:
+            if n.buffer is None and n.op is not SCALAR:
+                uniq[n] = None
+        if not uniq:
+            return
+        if _telemetry.active("materialize"):
+            _telemetry.emit("materialize", {"cause": cause, "where": f"{where[0]}:{where[1]}",
+                                            "arrays": len(uniq)})
+        by_device: dict[Any, list[Node]] = {}
+        for n in uniq:
+            by_device.setdefault(n.device, []).append(n)
+        counted: str | None = cause
+        for device, roots in by_device.items():
+            _run(roots, device, counted, where)
+            counted = None  # one materialization, however many devices it ran on
+
+
+def check_buffers(bufs: list[Node]) -> None:
+    for n in bufs:
+        if type(n.buffer) is Placeholder:
+            if n.buffer.index < 0:
+                raise RuntimeError("this array was donated to a jitted call and can no longer "
+                                   "be used")
+            raise TypeError("a value traced by xla_array.jit cannot be materialized inside the "
+                            "traced function (bool/int/float/repr/np.asarray of a traced array); "
+                            "mark the argument static (static_argnums) or use where()")
+
+
+def _donations(order: list[Node], bufs: list[Node], outs: list[Node], args: list) -> frozenset:
+    """Parameters whose buffers nothing but this graph can reach afterwards: XLA may write the
+    results into them (``x += 1`` on a big array then needs no second copy).
+
+    A buffer leaf qualifies when no Array holds it (``users == 0``), it is large enough
+    (``donate_min_bytes``), and Python's reference counts show no holder outside this graph:
+    the node is referenced only from its users' inputs, its device buffer only by the node
+    (no NumPy view, DLPack export or second node shares it), and no intermediate node of the
+    graph is referenced from outside either (a later graph would reach the buffer through it).
+    """
+    limit = _flags._values["donate_min_bytes"]
+    cands = [j for j in range(len(bufs)) if bufs[j].users == 0 and
+             0 < bufs[j].dtype.itemsize * math.prod(bufs[j].shape) >= limit]
+    if not cands:
+        return frozenset()
+    uses: dict[int, int] = {}  # id(node) -> how many inputs tuples of this graph hold it
+    for i in range(len(order)):
+        for x in order[i].inputs:
+            uses[id(x)] = uses.get(id(x), 0) + 1
+    x = None
+    getrc = sys.getrefcount
+    outset = {id(o) for o in outs}
+    # (no local name may hold a node or buffer below: each adds to the counts read)
+    rc = _RC_CALL + 1  # what getrefcount(lst[i]) reports for an object only ``lst`` holds
+    for i in range(len(order)):  # an intermediate: held by its users' inputs and ``order``
+        if id(order[i]) not in outset and getrc(order[i]) - rc > uses.get(id(order[i]), 0):
+            return frozenset()
+    return frozenset(j for j in cands  # a leaf: its users' inputs and ``bufs``; its buffer
+                     if getrc(bufs[j]) - rc == uses.get(id(bufs[j]), 0)  # only the node and
+                     and getrc(args[j]) - rc == 1)  # ``args``
+
+
+def _calibrate() -> int:
+    """How many references ``sys.getrefcount(lst[i])`` adds itself (1 up to CPython 3.13)."""
+    probe = [object()]
+    return sys.getrefcount(probe[0]) - 1
+
+
+_RC_CALL = _calibrate()
+
+
+# A pending graph of more nodes than this is computed in parts: the pending inputs of its roots
+# first, each on its own (and split again if still too large), then the roots over their
+# results. Auto-flush bounds a graph's depth, not its width: 50 scalar B-spline sums recorded
+# lazily and stacked made one graph of 353,653 nodes whose XLA compile took over 8 GB (SciPy's
+# test_rndm_naive_eval). Parts of one structure share one executable.
+MAX_GRAPH_NODES = 20_000
+
+
+def _pending_inputs(roots: list[Node]) -> list[Node]:
+    seen: dict[Node, None] = {}
+    for r in roots:
+        for x in r.inputs or ():
+            if x.buffer is None and x.op is not SCALAR:
+                seen[x] = None
+    return list(seen)
+
+
+def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = None) -> None:
+    """Plan, find or compile, run, write back. Counts one materialization when ``cause``."""
+    order, bufs, scalars, outs, struct = plan_graph(roots)
+    if len(order) > MAX_GRAPH_NODES:
+        parts = _pending_inputs(roots)
+        if parts:
+            del order, bufs, scalars, outs, struct  # (no holders while the parts run)
+            for p in parts:
+                _run([p], p.device)
+            _run(roots, device, cause, where)
+            return
+    if device._spmd:  # on a mesh, the parameters' layouts are part of the structure
+        key: tuple = ((device, device._layout_key(bufs)), struct)
+    else:
+        key = (device, struct)
+    args = []
+    dropped = False
+    for n in bufs:
+        b = n.buffer
+        if type(b) is Placeholder:
+            check_buffers([n])
+        elif n.users == 0 and not dropped:  # a candidate for donation if big enough
+            limit = _flags._values["donate_min_bytes"]
+            dropped = 0 <= limit <= n.dtype.itemsize * math.prod(n.shape) > 0
+        args.append(b)
+    n = b = None  # (loop names would count as holders in _donations)
+    donate: frozenset = frozenset()
+    if dropped:
+        donate = _donations(order, bufs, outs, args)
+        if donate:
+            key = (*key, donate)
+    compiled = executables.get(key)
+    if compiled is None:
+        _metrics.count("cache_misses")
+        executables.note_miss(key)
+        compiled = compile_graph(key, order, bufs, scalars, outs, device, donate,
+                                 packs_scalars(order, scalars, device))
+        executables.put(key, compiled)
+        hit = False
+    else:
+        hit = True
+    if compiled.packed:  # one vector per dtype
+        for d, idxs in scalar_groups(scalars):
+            args.append(packed_buffer(np.array([scalars[i].value for i in idxs], dtype=d.np),
+                                      device))
+    else:
+        scalar_args(scalars, device, args)
+    specs = compiled.out_specs
+    if specs is None:
+        specs = compiled.out_specs = tuple([(n.shape, n.dtype.np) for n in outs])
+        compiled.checks = tuple([i for i, n in enumerate(outs) if n.op.check is not None])
+    t0 = time.perf_counter()
+    try:
+        results = compiled.exe.run(args, specs)
+    except _backend.BackendError as err:
+        raise backend_failure(f"running the graph recorded at {_where_text(order)}",
+                              err) from None
+    t1 = time.perf_counter()
+    if compiled.checks:
+        run_checks(outs, results, compiled.checks)
+    if hit and cause is not None:
+        _metrics.materialized_hit(cause, where, t1 - t0)
+    else:
+        if cause is not None:
+            _metrics.materialization(cause, where)
+        _metrics.executed(t1 - t0, hit)
+    for n, b in zip(outs, results):
+        n.buffer = b  # (Node.set_buffer, inlined: truncate to a buffer leaf)
+        n.inputs = ()
+        n.op = BUFFER
+        n.depth = 0

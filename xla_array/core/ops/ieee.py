@@ -1,0 +1,514 @@
+"""Lowerings that round as NumPy does where XLA:CPU would not (``fast_math`` off, the default).
+
+XLA:CPU rewrites some float arithmetic so that it no longer rounds as NumPy's step-by-step
+evaluation does, and no compile option turns these rewrites off at an acceptable cost
+(measured on jaxlib 0.10.2 and 0.12; docs/dtypes.md gives the figures):
+
+- Division by a broadcast value or a constant becomes a multiply by the reciprocal (the
+  algebraic simplifier's ``HandleDivide`` on CPU, not gated by fast math): ``s / 34.0`` is off
+  by one ulp. ``divide`` hides the divisor behind ``opaque`` (a select equal to it wherever the
+  dividend is not NaN), which the simplifier cannot see through; the result is bit-identical.
+- A float multiply feeding an add or subtract is contracted into a fused multiply-add (XLA's
+  CPU compiler sets LLVM's ``AllowFPOpFusion = Fast``, hard-coded): ``a * b + c`` rounds once.
+  The add gets a second use of the product (``opaque`` again); LLVM's DAG combiner contracts
+  only a product with one use.
+- ``log10``/``log2`` were ``log(x) / ln(base)``, i.e. ``log(x) * RN(1 / ln(base))``: two
+  roundings, up to 2 ulp from NumPy, and ``log10(0.1) != -1``. They split ``x = m * 2**k``
+  with integer ops (subnormal inputs too) and add ``k * log_base(2)`` and ``log(m) / ln(base)``
+  with both constants in two parts: powers of two and ten come out exact, the rest within one
+  ulp. ``log1p`` (XLA's: up to 128 ulp off on jaxlib 0.10, 2 on 0.12) gets the classic
+  correction ``log(u) - ((u - 1) - x) / u`` with ``u = 1 + x``: within one ulp.
+
+- ``sinh``/``cosh`` were ``exp(x - ln 2)``-based (up to 496 ulp off in float64 near overflow),
+  ``atanh`` ``log((1 + x) / (1 - x)) / 2`` (129 ulp off for small x): rewritten below.
+
+``XLA_ARRAY_FAST_MATH=1`` (or ``xp.flags.using(fast_math=True)``) keeps XLA's faster forms.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, getcontext
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as dt
+from .. import flags as _flags
+from ..dtypes import DType
+from ..lower import Emitter, tensor_type
+from .structural import bcast, compare, select
+
+__all__ = ["faithful", "opaque", "divide", "unfused", "exact"]
+
+
+def faithful() -> bool:
+    """Whether lowerings written now must round as NumPy does (the ``fast_math`` setting)."""
+    return not _flags._values["fast_math"]
+
+
+def opaque(e: Emitter, v: str, like: str, s: tuple, d: DType) -> str:
+    """``v``, in a form XLA's algebraic simplifier cannot see through: ``select(like != like,
+    like, v)``, equal to ``v`` wherever ``like`` (an operand of the same op) is not NaN, and
+    the op's result is NaN anyway where ``like`` is."""
+    return select(e, compare(e, "NE", like, like, s, d), like, v, s, d)
+
+
+def hidden(e: Emitter, v: str, other: str, s: tuple, d: DType) -> str:
+    """``v`` as ``select(iota == -1, other, v)``: equal to it, but no longer a broadcast or a
+    constant for XLA's algebraic simplifier."""
+    it = tensor_type(s, dt.int32)
+    i = (e.op("stablehlo.iota", [], it, "iota_dimension = 0 : i64") if s
+         else e.const(0, dt.int32))
+    never = compare(e, "EQ", i, bcast(e, e.const(-1, dt.int32), (), s, dt.int32), s, dt.int32)
+    return select(e, never, other, v, s, d)
+
+
+def divide(e: Emitter, x: str, y: str, s: tuple, d: DType) -> str:
+    """``x / y`` correctly rounded: the divisor is ``hidden``, neither a broadcast nor a
+    constant any more, so the reciprocal rewrite does not apply. (An ``opaque`` of the dividend,
+    which may be an expensive expression such as ``exp(x)``, made XLA compute it more often.)
+    The ``divide`` op also passes a broadcast divisor through ``unfoldable`` before broadcasting
+    it (``_ops_elementwise._lower``): else XLA puts the broadcast into the producing reduction's
+    YNNPACK fusion and writes the full matrix (softmax 4.5x slower)."""
+    if d.kind == "f" and faithful():
+        y = hidden(e, y, x, s, d)
+    return e.op("stablehlo.divide", [x, y], tensor_type(s, d))
+
+
+# (op, the producers of its operand it must not be folded with): XLA's algebraic simplifier
+# rewrites log(pow(a, b)) as b * log(a), log(sqrt(a)) as 0.5 * log(a), log(exp(x)) as x and
+# pow(exp(a), b) as exp(a * b), which are wrong where the inner result overflows, underflows
+# or is NaN (log(exp(1000.0)) gave 1000, log((-2.0) ** 0.5) a number, exp(nan) ** 0 NaN).
+# acosh and asinh are expanded through log. Not a matter of rounding: done whatever fast_math.
+UNFOLDED = {"log": ("pow", "sqrt", "exp"), "acosh": ("pow", "sqrt", "exp"),
+            "asinh": ("pow", "sqrt", "exp"), "pow": ("exp",)}
+_LAYOUT_OPS = ("reshape", "broadcast", "transpose", "convert")
+
+
+def unfoldable(e: Emitter, v: str, s: tuple, d: DType) -> str:
+    """``v`` as ``select(v != v, NaN, v)``: the same value (a NaN stays a NaN), which the
+    simplifier cannot fold with the op producing ``v`` (an iota predicate is folded away for
+    one-element shapes)."""
+    nan = bcast(e, e.const(float("nan"), d), (), s, d)
+    return select(e, compare(e, "NE", v, v, s, d), nan, v, s, d)
+
+
+def produced_by(node: Any, names: tuple) -> bool:
+    """Whether ``node`` is the result of one of the ops ``names``, through layout ops."""
+    while node.op.name in _LAYOUT_OPS and node.inputs:
+        node = node.inputs[0]
+    return node.op.name in names
+
+
+def unfused(e: Emitter, r: str, inputs: tuple, args: list, s: tuple, d: DType) -> str:
+    """The result ``r`` of a float add/subtract whose operands ``args`` (of the nodes
+    ``inputs``) may be products: each product gets a second use, so it is not fused."""
+    if d.kind != "f" or not faithful():
+        return r
+    for x, v in zip(inputs, args):
+        if x.op.name == "multiply":
+            r = opaque(e, r, v, s, d)
+    return r
+
+
+# ---------------------------------------------------------------- log10, log2, log1p
+
+getcontext().prec = 60
+_LOG10_2 = Decimal("0.301029995663981195213738894724493026768189881462108541310430")
+_INV_LN10 = Decimal("0.434294481903251827651128918916605082294397005803666566114454")
+_INV_LN2 = Decimal("1.442695040888963407359924681001892137426645954152985934135450")
+
+
+def _split(c: Decimal, d: DType, hi_bits: int | None) -> tuple[float, float]:
+    """``c = hi + lo`` in dtype ``d``; ``hi`` keeps ``hi_bits`` significant bits, so that its
+    product with an exponent ``k`` is exact."""
+    t = d.np.type
+    f = Fraction(c)
+    hi = t(float(f))
+    if hi_bits is not None:
+        m, ex = np.frexp(np.float64(hi))
+        hi = t(np.ldexp(np.round(np.ldexp(m, hi_bits)), ex - hi_bits))
+    return float(hi), float(t(float(f - Fraction(float(hi)))))
+
+
+def _k(e: Emitter, v: Any, s: tuple, d: DType) -> str:
+    return bcast(e, e.const(v, d), (), s, d)
+
+
+def _op(e: Emitter, name: str, args: list, s: tuple, d: DType) -> str:
+    return e.op(name, args, tensor_type(s, d))
+
+
+# bits -> (int dtype, mantissa bits, bits of sqrt(1/2), exponent of the smallest subnormal,
+# bits of +inf)
+_LAYOUT = {64: (dt.int64, 52, 0x3FE6A09E667F3BCD, -1074.0, 0x7FF0000000000000),
+           32: (dt.int32, 23, 0x3F3504F3, -149.0, 0x7F800000)}
+
+
+def _decompose(e: Emitter, x: str, s: tuple, d: DType) -> tuple[str, str, str]:
+    """``(k, m, ok)`` with ``x = m * 2**k`` (``k`` as a float), ``m`` in ``[sqrt(1/2),
+    sqrt(2))``, for positive finite ``x``, subnormals included (read as integers, which no
+    flush-to-zero touches); where ``ok`` is false, ``k = 0`` and ``m = x``."""
+    it, mb, off, sub_exp, inf_bits = _LAYOUT[d.bits]
+    b = e.op("stablehlo.bitcast_convert", [x], tensor_type(s, it))
+    ok = _op(e, "stablehlo.and", [compare(e, "GT", b, _k(e, 0, s, it), s, it),
+                                  compare(e, "LT", b, _k(e, inf_bits, s, it), s, it)], s, dt.bool)
+    sub = compare(e, "LT", b, _k(e, 1 << mb, s, it), s, it)
+    xs = select(e, sub, _op(e, "stablehlo.convert", [b], s, d), x, s, d)  # subnormal: its bits
+    b2 = e.op("stablehlo.bitcast_convert", [xs], tensor_type(s, it))
+    k = _op(e, "stablehlo.shift_right_arithmetic",
+            [_op(e, "stablehlo.subtract", [b2, _k(e, off, s, it)], s, it), _k(e, mb, s, it)], s, it)
+    mbits = _op(e, "stablehlo.subtract",
+                [b2, _op(e, "stablehlo.shift_left", [k, _k(e, mb, s, it)], s, it)], s, it)
+    m = e.op("stablehlo.bitcast_convert", [mbits], tensor_type(s, d))
+    kf = _op(e, "stablehlo.add", [_op(e, "stablehlo.convert", [k], s, d),
+                                  select(e, sub, _k(e, sub_exp, s, d), _k(e, 0.0, s, d), s, d)],
+             s, d)
+    return select(e, ok, kf, _k(e, 0.0, s, d), s, d), select(e, ok, m, x, s, d), ok
+
+
+def _widen(e: Emitter, x: str, s: tuple, d: DType) -> str:
+    """``x`` as float64, exactly: XLA:CPU's convert reads a float32 subnormal as zero
+    (denormals-are-zero), so those are rebuilt from their bits (``bits * 2**-149``)."""
+    w = _op(e, "stablehlo.convert", [x], s, dt.float64)
+    if d.bits != 32:
+        return w
+    b = e.op("stablehlo.bitcast_convert", [x], tensor_type(s, dt.int32))
+    mag = _op(e, "stablehlo.and", [b, _k(e, 0x7FFFFFFF, s, dt.int32)], s, dt.int32)
+    v = _mul(e, _op(e, "stablehlo.convert", [mag], s, dt.float64), 2.0 ** -149, s, dt.float64)
+    v = select(e, compare(e, "LT", b, _k(e, 0, s, dt.int32), s, dt.int32),
+               _op(e, "stablehlo.negate", [v], s, dt.float64), v, s, dt.float64)
+    sub = compare(e, "LT", mag, _k(e, 1 << 23, s, dt.int32), s, dt.int32)
+    return select(e, sub, v, w, s, dt.float64)
+
+
+def _mul(e: Emitter, a: str, c: float, s: tuple, d: DType) -> str:
+    return _op(e, "stablehlo.multiply", [a, _k(e, c, s, d)], s, d)
+
+
+def _add(e: Emitter, a: str, b: str, s: tuple, d: DType) -> str:
+    return _op(e, "stablehlo.add", [a, b], s, d)
+
+
+def _log10(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    ahi, alo = _split(_LOG10_2, d, 41 if d.bits == 64 else 15)  # hi * k exact for any k
+    bhi, blo = _split(_INV_LN10, d, None)
+    kf, m, ok = _decompose(e, a[0], s, d)
+    ln = _op(e, "stablehlo.log", [m], s, d)
+    t = _add(e, _mul(e, ln, blo, s, d), _mul(e, kf, alo, s, d), s, d)
+    r = _add(e, _mul(e, kf, ahi, s, d), _add(e, _mul(e, ln, bhi, s, d), t, s, d), s, d)
+    return select(e, ok, r, ln, s, d)  # zero, negative, inf, NaN: log's own special values
+
+
+def _log2(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    chi, clo = _split(_INV_LN2, d, None)
+    kf, m, ok = _decompose(e, a[0], s, d)
+    ln = _op(e, "stablehlo.log", [m], s, d)
+    t = _add(e, _mul(e, ln, chi, s, d), _mul(e, ln, clo, s, d), s, d)
+    return select(e, ok, _add(e, kf, t, s, d), ln, s, d)
+
+
+def _log1p(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    x = a[0]
+    one = _k(e, 1.0, s, d)
+    u = _add(e, one, x, s, d)
+    # (u - 1) - x is the rounding error of 1 + x; a plain constant 1 would let XLA fold
+    # (1 + x) - 1 into x
+    c = _op(e, "stablehlo.subtract",
+            [_op(e, "stablehlo.subtract", [u, opaque(e, one, x, s, d)], s, d), x], s, d)
+    corr = divide(e, c, u, s, d)
+    corr = select(e, compare(e, "NE", corr, corr, s, d), _k(e, 0.0, s, d), corr, s, d)
+    r = _op(e, "stablehlo.subtract", [_op(e, "stablehlo.log", [u], s, d), corr], s, d)
+    return select(e, compare(e, "EQ", u, one, s, d), x, r, s, d)  # |x| < ulp(1)/2: x (-0.0 too)
+
+
+# ---------------------------------------------------- tanh, sinh, cosh, atanh, atan (fdlibm)
+#
+# XLA's float64 forms were up to 7 ulp (tanh), 4 (sinh, cosh: exp(x - ln 2)-based, ~500 near
+# overflow), 2 (atan, atanh; atanh 129 for small x) from NumPy's (glibc). These follow fdlibm's
+# algorithms, built on the accurate expm1/exp/log1p, and are within one ulp of NumPy. float32
+# and the half floats go through float64 and are rounded once at the end: correctly rounded
+# nearly always (XLA's float32 tanh, sinh, cosh, asin, acos, atan, atanh were 2-4 ulp off).
+
+def _sub(e: Emitter, a: str, b: str, s: tuple, d: DType) -> str:
+    return _op(e, "stablehlo.subtract", [a, b], s, d)
+
+
+def _lt(e: Emitter, a: str, c: float, s: tuple, d: DType) -> str:
+    return compare(e, "LT", a, _k(e, c, s, d), s, d)
+
+
+def _signed(e: Emitter, x: str, ax: str, r: str, tiny: float, s: tuple, d: DType) -> str:
+    """``r`` (a function of ``|x|``) with the sign of ``x``; ``x`` itself where ``|x| < tiny``
+    (the odd functions' result there, -0.0 included)."""
+    r = select(e, _lt(e, x, 0.0, s, d), _op(e, "stablehlo.negate", [r], s, d), r, s, d)
+    return select(e, _lt(e, ax, tiny, s, d), x, r, s, d)
+
+
+def _horner(e: Emitter, w: str, coefs: tuple, s: tuple, d: DType) -> str:
+    acc = _k(e, coefs[-1], s, d)
+    for c in reversed(coefs[:-1]):
+        acc = _add(e, _k(e, c, s, d), _op(e, "stablehlo.multiply", [w, acc], s, d), s, d)
+    return acc
+
+
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+_EXPM1_Q = (1.0, -3.33333333333331316428e-02, 1.58730158725481460165e-03,
+            -7.93650757867487942473e-05, 4.00821782732936239552e-06, -2.01099218183624371326e-07)
+
+
+def _pow2(e: Emitter, k: str, s: tuple) -> str:
+    """``2.0 ** k`` for an integral float64 ``k`` in the normal exponent range, from bits:
+    ``k + 1023 + 2**52`` holds ``k + 1023`` in its low bits, shifted into the exponent's place
+    (no float-to-integer conversion, which XLA:CPU does not vectorize)."""
+    d, i64 = dt.float64, dt.int64
+    b = e.op("stablehlo.bitcast_convert", [_add(e, k, _k(e, 1023.0 + 2.0 ** 52, s, d), s, d)],
+             tensor_type(s, i64))
+    b = _op(e, "stablehlo.shift_left", [b, _k(e, 52, s, i64)], s, i64)
+    return e.op("stablehlo.bitcast_convert", [b], tensor_type(s, d))
+
+
+def _expm1(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm's ``expm1``: ``x = k ln2 + r`` with ``|r| <= ln2 / 2`` (``ln 2`` in two parts,
+    ``c`` the reduction's rounding error), a rational form in ``r``, and ``2**k`` put back by
+    one of fdlibm's exact reconstructions for each range of ``k``. XLA's was up to 3 ulp from
+    NumPy in float64 and 5 from the correctly rounded float32 on jaxlib 0.10."""
+    x = a[0]
+    ax = _op(e, "stablehlo.abs", [x], s, d)
+    kg = _op(e, "stablehlo.round_nearest_afz", [_mul(e, x, 1.44269504088896338700, s, d)], s, d)
+    sgn = select(e, _lt(e, x, 0.0, s, d), _k(e, -1.0, s, d), _k(e, 1.0, s, d), s, d)
+    kf = select(e, _lt(e, ax, 1.0397207708399179, s, d), sgn, kg, s, d)  # |x| < 1.5 ln2: +-1
+    kf = select(e, compare(e, "GT", ax, _k(e, 0.34657359027997264, s, d), s, d), kf,
+                _k(e, 0.0, s, d), s, d)  # |x| <= ln2 / 2: no reduction
+    hi = _sub(e, x, _mul(e, kf, _LN2_HI, s, d), s, d)  # exact: ln2_hi has 21 zero low bits
+    lo = _mul(e, kf, _LN2_LO, s, d)
+    r = _sub(e, hi, lo, s, d)
+    c = _sub(e, _sub(e, hi, r, s, d), lo, s, d)
+    hfx = _mul(e, r, 0.5, s, d)
+    hxs = _op(e, "stablehlo.multiply", [r, hfx], s, d)
+    r1 = _horner(e, hxs, _EXPM1_Q, s, d)
+    t = _sub(e, _k(e, 3.0, s, d), _op(e, "stablehlo.multiply", [r1, hfx], s, d), s, d)
+    ee = _op(e, "stablehlo.multiply", [hxs, divide(
+        e, _sub(e, r1, t, s, d),
+        _sub(e, _k(e, 6.0, s, d), _op(e, "stablehlo.multiply", [r, t], s, d), s, d), s, d)],
+        s, d)
+    k0 = _sub(e, r, _sub(e, _op(e, "stablehlo.multiply", [r, ee], s, d), hxs, s, d), s, d)
+    e2 = _sub(e, _sub(e, _op(e, "stablehlo.multiply", [r, _sub(e, ee, c, s, d)], s, d), c, s, d),
+              hxs, s, d)
+    r_e2 = _sub(e, r, e2, s, d)
+    km1 = _sub(e, _mul(e, r_e2, 0.5, s, d), _k(e, 0.5, s, d), s, d)
+    k1 = select(e, _lt(e, r, -0.25, s, d),
+                _mul(e, _sub(e, e2, _add(e, r, _k(e, 0.5, s, d), s, d), s, d), -2.0, s, d),
+                _add(e, _k(e, 1.0, s, d), _mul(e, r_e2, 2.0, s, d), s, d), s, d)
+    half_scale = _pow2(e, _sub(e, kf, _k(e, 1.0, s, d), s, d), s)  # 2**(k - 1)
+    scale = _mul(e, half_scale, 2.0, s, d)  # 2**k
+    neg_k = _pow2(e, _op(e, "stablehlo.negate", [kf], s, d), s)  # 2**-k (k from 2 to 56)
+    one = _k(e, 1.0, s, d)
+    # y * 2**(k - 1) * 2, so that k = 1024 (x near the overflow threshold) does not overflow
+    far = _sub(e, _op(e, "stablehlo.multiply", [_mul(e, _sub(e, one, _sub(e, e2, r, s, d), s, d),
+                                                     2.0, s, d), half_scale],
+                      s, d), one, s, d)
+    low = _op(e, "stablehlo.multiply", [_sub(e, _sub(e, one, neg_k, s, d), _sub(e, e2, r, s, d),
+                                             s, d), scale], s, d)
+    high = _op(e, "stablehlo.multiply", [_add(e, _sub(e, r, _add(e, e2, neg_k, s, d), s, d), one,
+                                              s, d), scale], s, d)
+    y = select(e, _lt(e, kf, 20.0, s, d), low, high, s, d)
+    y = select(e, _op(e, "stablehlo.or", [_lt(e, kf, -1.5, s, d), compare(
+        e, "GT", kf, _k(e, 56.0, s, d), s, d)], s, dt.bool), far, y, s, d)
+    y = select(e, compare(e, "EQ", kf, _k(e, 1.0, s, d), s, d), k1, y, s, d)
+    y = select(e, compare(e, "EQ", kf, _k(e, -1.0, s, d), s, d), km1, y, s, d)
+    y = select(e, compare(e, "EQ", kf, _k(e, 0.0, s, d), s, d), k0, y, s, d)
+    y = select(e, compare(e, "GT", x, _k(e, 709.782712893383973096, s, d), s, d),
+               _k(e, float("inf"), s, d), y, s, d)
+    y = select(e, _lt(e, x, -38.816242111356935, s, d), _k(e, -1.0, s, d), y, s, d)  # 56 ln2
+    y = select(e, compare(e, "NE", x, x, s, d), x, y, s, d)
+    return select(e, _lt(e, ax, 2.0 ** -54, s, d), x, y, s, d)  # x itself, -0.0 too
+
+
+def _exp_halves(e: Emitter, ax: str, s: tuple, d: DType) -> str:
+    """``exp(a) / 2`` for ``a >= 0`` as ``(exp(a / 2) / 2) * exp(a / 2)``: ``a / 2`` is exact,
+    where XLA's ``exp(a - ln 2)`` rounds ``a - ln 2`` and loses up to ~500 ulp near 710."""
+    h = _op(e, "stablehlo.exponential", [_mul(e, ax, 0.5, s, d)], s, d)
+    return _op(e, "stablehlo.multiply", [_mul(e, h, 0.5, s, d), h], s, d)
+
+
+_LN_MAX = 709.782712893384  # log(DBL_MAX), below it exp does not overflow
+
+
+def _half_exp(e: Emitter, ax: str, s: tuple, d: DType) -> str:
+    """``exp(a) / 2`` for ``a >= 22``: one exp below overflow, ``_exp_halves`` above."""
+    one = _mul(e, _op(e, "stablehlo.exponential", [ax], s, d), 0.5, s, d)
+    return select(e, _lt(e, ax, _LN_MAX, s, d), one, _exp_halves(e, ax, s, d), s, d)
+
+
+def _tanh(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm: ``1 - 2 / (expm1(2|x|) + 2)`` for ``|x| >= 1``, else ``-t / (t + 2)`` with
+    ``t = expm1(-2|x|)``; 1 from 22 on."""
+    x = a[0]
+    ax = _op(e, "stablehlo.abs", [x], s, d)
+    two = _k(e, 2.0, s, d)
+    big = _lt(e, ax, 1.0, s, d)
+    t = _expm1(e, [_op(e, "stablehlo.multiply", [ax, select(
+        e, big, _k(e, -2.0, s, d), _k(e, 2.0, s, d), s, d)], s, d)], s, d)
+    q = divide(e, select(e, big, _op(e, "stablehlo.negate", [t], s, d), two, s, d),
+               _add(e, t, two, s, d), s, d)
+    r = select(e, big, q, _sub(e, _k(e, 1.0, s, d), q, s, d), s, d)
+    r = select(e, _lt(e, ax, 22.0, s, d), r, _k(e, 1.0, s, d), s, d)  # NaN: 1 - NaN, kept
+    r = select(e, compare(e, "NE", x, x, s, d), x, r, s, d)
+    return _signed(e, x, ax, r, 2.0 ** -55, s, d)
+
+
+def _sinh(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm: with ``t = expm1(|x|)``, ``(2t - t*t / (t + 1)) / 2`` below 1, ``(t + t / (t +
+    1)) / 2`` below 22, then ``exp(|x|) / 2``."""
+    x = a[0]
+    ax = _op(e, "stablehlo.abs", [x], s, d)
+    t = _expm1(e, [ax], s, d)
+    t1 = _add(e, t, _k(e, 1.0, s, d), s, d)
+    small = _sub(e, _mul(e, t, 2.0, s, d),
+                 divide(e, _op(e, "stablehlo.multiply", [t, t], s, d), t1, s, d), s, d)
+    mid = _add(e, t, divide(e, t, t1, s, d), s, d)
+    r = _mul(e, select(e, _lt(e, ax, 1.0, s, d), small, mid, s, d), 0.5, s, d)
+    r = select(e, _lt(e, ax, 22.0, s, d), r, _half_exp(e, ax, s, d), s, d)
+    return _signed(e, x, ax, r, 2.0 ** -28, s, d)
+
+
+def _cosh(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm: ``1 + t*t / (2(1 + t))`` with ``t = expm1(|x|)`` below ``ln(2) / 2``,
+    ``exp(|x|) / 2 + 1 / (2 exp(|x|))`` below 22, then ``exp(|x|) / 2``."""
+    ax = _op(e, "stablehlo.abs", [a[0]], s, d)
+    one = _k(e, 1.0, s, d)
+    t = _expm1(e, [ax], s, d)
+    w = _add(e, t, one, s, d)
+    small = _add(e, one, divide(e, _op(e, "stablehlo.multiply", [t, t], s, d),
+                                _add(e, w, w, s, d), s, d), s, d)
+    ex = _op(e, "stablehlo.exponential", [ax], s, d)
+    mid = _add(e, _mul(e, ex, 0.5, s, d), divide(e, _k(e, 0.5, s, d), ex, s, d), s, d)
+    r = select(e, _lt(e, ax, 0.34657359027997264, s, d), small, mid, s, d)
+    return select(e, _lt(e, ax, 22.0, s, d), r, _half_exp(e, ax, s, d), s, d)  # NaN: NaN
+
+
+def _atanh(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm: ``log1p(2|x| + 2|x|*|x| / (1 - |x|)) / 2`` below 1/2, ``log1p(2|x| / (1 -
+    |x|)) / 2`` above (XLA's ``log((1 + x) / (1 - x)) / 2`` lost 129 ulp for small x)."""
+    x = a[0]
+    ax = _op(e, "stablehlo.abs", [x], s, d)
+    t = _add(e, ax, ax, s, d)
+    om = _sub(e, _k(e, 1.0, s, d), ax, s, d)
+    small = _add(e, t, divide(e, _op(e, "stablehlo.multiply", [t, ax], s, d), om, s, d), s, d)
+    arg = select(e, _lt(e, ax, 0.5, s, d), small, divide(e, t, om, s, d), s, d)
+    r = _mul(e, _log1p(e, [arg], s, d), 0.5, s, d)
+    return _signed(e, x, ax, r, 2.0 ** -28, s, d)
+
+
+_LN2 = 6.93147180559945286227e-01
+
+
+def _asinh(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm: ``log1p(|x| + x*x / (1 + sqrt(1 + x*x)))`` up to 2, ``log(2|x| + 1 / (|x| +
+    sqrt(x*x + 1)))`` up to 2**28, ``log(|x|) + ln 2`` above (XLA's: 4% of [-1, 1] 2 ulp off)."""
+    x = a[0]
+    one = _k(e, 1.0, s, d)
+    ax = _op(e, "stablehlo.abs", [x], s, d)
+    t = _op(e, "stablehlo.multiply", [ax, ax], s, d)
+    sq = _op(e, "stablehlo.sqrt", [_add(e, t, one, s, d)], s, d)
+    small = _log1p(e, [_add(e, ax, divide(e, t, _add(e, one, sq, s, d), s, d), s, d)], s, d)
+    mid = _op(e, "stablehlo.log", [_add(e, _mul(e, ax, 2.0, s, d), divide(
+        e, one, _add(e, sq, ax, s, d), s, d), s, d)], s, d)
+    big = _add(e, _op(e, "stablehlo.log", [ax], s, d), _k(e, _LN2, s, d), s, d)
+    r = select(e, compare(e, "GT", ax, _k(e, 2.0, s, d), s, d), mid, small, s, d)
+    r = select(e, compare(e, "GT", ax, _k(e, 2.0 ** 28, s, d), s, d), big, r, s, d)
+    r = select(e, compare(e, "NE", x, x, s, d), x, r, s, d)
+    return _signed(e, x, ax, r, 2.0 ** -28, s, d)
+
+
+def _acosh(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm: ``log1p(t + sqrt(2t + t*t))`` with ``t = x - 1`` up to 2, ``log(2x - 1 / (x +
+    sqrt(x*x - 1)))`` up to 2**28, ``log(x) + ln 2`` above; NaN below 1 (XLA's: 4% of [1, 2]
+    2-4 ulp off)."""
+    x = a[0]
+    one = _k(e, 1.0, s, d)
+    t = _sub(e, x, one, s, d)
+    small = _log1p(e, [_add(e, t, _op(e, "stablehlo.sqrt", [_add(
+        e, _mul(e, t, 2.0, s, d), _op(e, "stablehlo.multiply", [t, t], s, d), s, d)], s, d),
+        s, d)], s, d)
+    sq = _op(e, "stablehlo.sqrt", [_sub(e, _op(e, "stablehlo.multiply", [x, x], s, d), one,
+                                        s, d)], s, d)
+    mid = _op(e, "stablehlo.log", [_sub(e, _mul(e, x, 2.0, s, d), divide(
+        e, one, _add(e, x, sq, s, d), s, d), s, d)], s, d)
+    big = _add(e, _op(e, "stablehlo.log", [x], s, d), _k(e, _LN2, s, d), s, d)
+    r = select(e, compare(e, "GT", x, _k(e, 2.0, s, d), s, d), mid, small, s, d)
+    r = select(e, compare(e, "GT", x, _k(e, 2.0 ** 28, s, d), s, d), big, r, s, d)
+    return select(e, compare(e, "GE", x, one, s, d), r, _k(e, float("nan"), s, d), s, d)
+
+
+# fdlibm's atan: the breakpoints' atan in two parts, and the odd polynomial's coefficients
+_ATAN_HI = (4.63647609000806093515e-01, 7.85398163397448278999e-01,
+            9.82793723247329054082e-01, 1.57079632679489655800e+00)
+_ATAN_LO = (2.26987774529616870924e-17, 3.06161699786838301793e-17,
+            1.39033110312309984516e-17, 6.12323399573676603587e-17)
+_AT = (3.33333333333329318027e-01, -1.99999999998764832476e-01, 1.42857142725034663711e-01,
+       -1.11111104054623557880e-01, 9.09088713343650656196e-02, -7.69187620504482999495e-02,
+       6.66107313738753120669e-02, -5.83357013379057348645e-02, 4.97687799461593236017e-02,
+       -3.65315727442169155270e-02, 1.62858201153657823623e-02)
+
+
+def _atan(e: Emitter, a: list, s: tuple, d: DType) -> str:
+    """fdlibm: ``|x|`` reduced to ``[-7/16, 7/16]`` around one of four breakpoints (one
+    division), an odd polynomial of degree 23, the breakpoint's atan added in two parts."""
+    x = a[0]
+    ax = _op(e, "stablehlo.abs", [x], s, d)
+    one, zero = _k(e, 1.0, s, d), _k(e, 0.0, s, d)
+    cuts = [_lt(e, ax, c, s, d) for c in (0.4375, 0.6875, 1.1875, 2.4375)]
+    # (numerator, denominator) per interval, the first one |x| / 1
+    nums = [ax, _sub(e, _mul(e, ax, 2.0, s, d), one, s, d), _sub(e, ax, one, s, d),
+            _sub(e, ax, _k(e, 1.5, s, d), s, d), _k(e, -1.0, s, d)]
+    dens = [one, _add(e, _k(e, 2.0, s, d), ax, s, d), _add(e, ax, one, s, d),
+            _add(e, one, _mul(e, ax, 1.5, s, d), s, d), ax]
+    his, los = [zero] + [_k(e, c, s, d) for c in _ATAN_HI], [zero] + [_k(e, c, s, d)
+                                                                     for c in _ATAN_LO]
+
+    def pick(vals: list) -> str:
+        r = vals[4]
+        for i in (3, 2, 1, 0):
+            r = select(e, cuts[i], vals[i], r, s, d)
+        return r
+    y = divide(e, pick(nums), pick(dens), s, d)
+    z = _op(e, "stablehlo.multiply", [y, y], s, d)
+    w = _op(e, "stablehlo.multiply", [z, z], s, d)
+    s1 = _op(e, "stablehlo.multiply", [z, _horner(e, w, _AT[0::2], s, d)], s, d)
+    s2 = _op(e, "stablehlo.multiply", [w, _horner(e, w, _AT[1::2], s, d)], s, d)
+    p = _op(e, "stablehlo.multiply", [y, _add(e, s1, s2, s, d)], s, d)
+    r = _sub(e, pick(his), _sub(e, _sub(e, p, pick(los), s, d), y, s, d), s, d)
+    big = compare(e, "GE", ax, _k(e, 2.0 ** 66, s, d), s, d)  # inf too: pi/2
+    r = select(e, big, _k(e, _ATAN_HI[3] + _ATAN_LO[3], s, d), r, s, d)
+    r = select(e, compare(e, "NE", x, x, s, d), x, r, s, d)
+    return _signed(e, x, ax, r, 2.0 ** -27, s, d)
+
+
+# float64 kernels; None: XLA's own (within one ulp of NumPy in float64)
+_EXACT: dict[str, Any] = {
+    "log10": _log10, "log2": _log2, "log1p": _log1p, "expm1": _expm1, "tanh": _tanh,
+    "sinh": _sinh, "cosh": _cosh, "atanh": _atanh, "atan": _atan, "asin": None, "acos": None,
+    "asinh": _asinh, "acosh": _acosh}
+# accurate in float32 as they are (within one ulp of the correctly rounded result), and faster
+# than through float64 (XLA:CPU's float64 log is about 10x slower than its float32 one)
+_OWN_F32 = ("log1p", "log10")
+
+
+def exact(name: str, fast: Any) -> Any:
+    """The kernel of elementwise ``name``: XLA's ``fast`` when ``fast_math`` is on when a graph
+    is lowered; else in float64 the accurate form above, and in float32 and the half floats
+    XLA's form computed in float64 and rounded once (correctly rounded nearly always: XLA's
+    float64 error is far below float32's half ulp), unless the function has its own."""
+    accurate = _EXACT[name]
+
+    def k(e: Emitter, a: list, s: tuple, d: DType) -> str:
+        if not faithful():
+            return fast(e, a, s, d)
+        if d.bits == 64 or (d.bits == 32 and name in _OWN_F32):
+            return (accurate or fast)(e, a, s, d)
+        r = fast(e, [_widen(e, a[0], s, d)], s, dt.float64)
+        return _op(e, "stablehlo.convert", [r], s, d)
+    return k

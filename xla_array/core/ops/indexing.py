@@ -1,0 +1,269 @@
+"""The op table, part 3: indexing ops (index normalization, gather, scatter).
+
+These are the lowered forms of integer-array and boolean-mask indexing (``_advanced``):
+
+- ``index_norm``: an integer index array of any integer dtype -> int64 in ``[0, n)``:
+  negative values wrap once (``i + n``), then values still out of bounds are clamped to
+  ``[0, n - 1]``. attrs: ``(n,)`` (the axis size: a shape, never data).
+- ``gather``: ``stablehlo.gather`` taking one element per advanced axis (slice size 1,
+  collapsed) and whole extents of every other axis. inputs: ``(operand, indices)`` where
+  ``indices`` is int64 of shape ``batch + (k,)`` (already normalized). attrs:
+  ``(offset_dims, collapsed_dims, slice_sizes, out_shape)``.
+- ``dynamic_slice`` / ``dynamic_update_slice``: basic indexing with runtime start positions
+  (int64 scalar inputs, one per axis listed in attrs ``dyn``; other axes start at 0), so
+  ``x[i]``, ``x[i:i + 3]`` or ``x[i] = v`` share one executable for every ``i``.
+  attrs: ``(sizes, dyn)`` and ``(dyn,)``.
+- ``scatter``: ``stablehlo.scatter`` whose update computation replaces the old value (for
+  duplicate indices XLA picks one of the updates; on CPU the last one wins). inputs:
+  ``(operand, indices, updates)``; attrs: ``(update_window_dims, inserted_window_dims)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import dtypes as dt
+from ..lower import Emitter, tensor_type
+from .structural import bcast, compare, convert, define, select
+
+__all__: list[str] = []
+
+
+def _ints(xs: Any) -> str:
+    return "[" + ", ".join(str(int(x)) for x in xs) + "]"
+
+
+def _i64s(xs: Any) -> str:
+    xs = list(xs)
+    return f"array<i64{': ' + ', '.join(str(int(x)) for x in xs) if xs else ''}>"
+
+
+# ---------------------------------------------------------------- index_norm
+
+def _infer_index_norm(inputs: tuple, attrs: tuple) -> tuple:
+    x = inputs[0]
+    if x.dtype.kind not in "iu":
+        raise IndexError(f"index arrays must have an integer dtype, got {x.dtype.name}")
+    if attrs[0] < 1:
+        raise IndexError(f"cannot index an axis of size {attrs[0]}")
+    return x.shape, dt.int64
+
+
+def _lower_index_norm(e: Emitter, n: Any, a: list) -> str:
+    size = n.attrs[0]
+    x = n.inputs[0]
+    s, src, i64 = x.shape, x.dtype, dt.int64
+    v = a[0]
+    if src.kind == "u":
+        # clamp in the unsigned domain first: uint64 values above int64's range stay positive
+        hi = min(size - 1, dt.iinfo(src).max)
+        lo_c, hi_c = e.const(0, src), e.const(hi, src)
+        v = e.op("stablehlo.clamp", [lo_c, v, hi_c], tensor_type(s, src))
+        return convert(e, v, s, src, i64)
+    v = convert(e, v, s, src, i64)
+    zero = bcast(e, e.const(0, i64), (), s, i64)
+    neg = compare(e, "LT", v, zero, s, i64)
+    wrapped = e.op("stablehlo.add", [v, bcast(e, e.const(size, i64), (), s, i64)],
+                   tensor_type(s, i64))
+    v = select(e, neg, wrapped, v, s, i64)
+    return e.op("stablehlo.clamp", [e.const(0, i64), v, e.const(size - 1, i64)],
+                tensor_type(s, i64))
+
+
+define("index_norm", _infer_index_norm, _lower_index_norm)
+
+
+# ---------------------------------------------------------------- index_check, checked
+
+_NONE = -(2**63)  # index_check's value when every index is in bounds
+
+
+def _infer_index_check(inputs: tuple, attrs: tuple) -> tuple:
+    if inputs[0].dtype.kind not in "iu":
+        raise IndexError(f"index arrays must have an integer dtype, got {inputs[0].dtype.name}")
+    return (), dt.int64
+
+
+def _lower_index_check(e: Emitter, n: Any, a: list) -> str:
+    """The largest index out of ``[-size, size)`` (an int64; ``_NONE`` when there is none)."""
+    size = n.attrs[0]
+    x = n.inputs[0]
+    s, src, i64 = x.shape, x.dtype, dt.int64
+    v = a[0]
+    if src.kind == "u" and dt.iinfo(src).max > 2**63 - 1:  # uint64: saturate into int64
+        v = e.op("stablehlo.clamp", [e.const(0, src), v, e.const(2**63 - 1, src)],
+                 tensor_type(s, src))
+    v = convert(e, v, s, src, i64)
+    lo, hi = bcast(e, e.const(-size, i64), (), s, i64), bcast(e, e.const(size, i64), (), s, i64)
+    bad = e.op("stablehlo.or", [compare(e, "LT", v, lo, s, i64), compare(e, "GE", v, hi, s, i64)],
+               tensor_type(s, dt.bool))
+    v = select(e, bad, v, bcast(e, e.const(_NONE, i64), (), s, i64), s, i64)
+    return e.op("stablehlo.reduce", [v, e.const(_NONE, i64)], tensor_type((), i64),
+                f"dimensions = {_i64s(range(len(s)))}",
+                region=e.scalar_body("stablehlo.maximum", i64))
+
+
+def index_error(bad: int, size: int, axis: int, where: Any = None) -> IndexError:
+    """NumPy's IndexError for index ``bad`` on an axis of ``size``, naming the user line."""
+    at = f" (index recorded at {where[0]}:{where[1]})" if where else ""
+    return IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}{at}")
+
+
+def _check_index(n: Any, value: Any) -> None:
+    bad = int(value)
+    if bad != _NONE:
+        raise index_error(bad, n.attrs[0], n.attrs[1], n.where)
+
+
+# attrs: (size, axis). Computed beside the gather that uses the indices, in the same
+# executable, and checked by the executor before anything is written back
+INDEX_CHECK = define("index_check", _infer_index_check, _lower_index_check)
+INDEX_CHECK.keep = True
+INDEX_CHECK.check = _check_index
+
+
+def _infer_checked(inputs: tuple, attrs: tuple) -> tuple:
+    return inputs[0].shape, inputs[0].dtype
+
+
+# ``checked(x, check)`` is ``x``, computed only with ``check`` (an ``index_check``): the
+# indices a gather or scatter reads carry their bounds check into its graph
+define("checked", _infer_checked, lambda e, n, a: a[0])
+
+
+# ---------------------------------------------------------------- gather
+
+def _infer_gather(inputs: tuple, attrs: tuple) -> tuple:
+    operand, indices = inputs
+    offset_dims, collapsed, slice_sizes, out_shape = attrs
+    if indices.dtype is not dt.int64:
+        raise TypeError(f"gather: indices must be int64, got {indices.dtype.name}")
+    if len(slice_sizes) != len(operand.shape) or indices.shape[-1:] != (len(collapsed),):
+        raise ValueError(f"gather: operand {operand.shape} and indices {indices.shape} do "
+                         f"not match the collapsed axes {collapsed}")
+    return out_shape, operand.dtype
+
+
+def _lower_gather(e: Emitter, n: Any, a: list) -> str:
+    offset_dims, collapsed, slice_sizes, _ = n.attrs
+    ivd = len(n.inputs[1].shape) - 1
+    fields = []
+    if offset_dims:
+        fields.append(f"offset_dims = {_ints(offset_dims)}")
+    if collapsed:
+        fields.append(f"collapsed_slice_dims = {_ints(collapsed)}")
+        fields.append(f"start_index_map = {_ints(collapsed)}")
+    fields.append(f"index_vector_dim = {ivd}")
+    return e.op("stablehlo.gather", a, tensor_type(n.shape, n.dtype),
+                f"dimension_numbers = #stablehlo.gather<{', '.join(fields)}>, "
+                f"indices_are_sorted = false, slice_sizes = {_i64s(slice_sizes)}")
+
+
+define("gather", _infer_gather, _lower_gather)
+
+
+# ---------------------------------------------------------------- dynamic slices
+
+def _starts(e: Emitter, n: Any, names: list, ndim: int, dyn: tuple) -> list:
+    """One int64 start per axis: the runtime scalar for axes in ``dyn``, else constant 0."""
+    given = dict(zip(dyn, names))
+    zero = None
+    out = []
+    for i in range(ndim):
+        if i in given:
+            out.append(given[i])
+        else:
+            zero = zero or e.const(0, dt.int64)
+            out.append(zero)
+    return out
+
+
+def _check_starts(starts: tuple, dyn: tuple, where: str) -> None:
+    ok = len(starts) == len(dyn)
+    for s in starts:  # (a loop, not any(): x[i] records this)
+        if s.shape != () or s.dtype is not dt.int64:
+            ok = False
+    if not ok:
+        raise TypeError(f"{where}: start positions must be {len(dyn)} int64 scalars")
+
+
+def _infer_dynamic_slice(inputs: tuple, attrs: tuple) -> tuple:
+    x, starts = inputs[0], inputs[1:]
+    sizes, dyn = attrs
+    _check_starts(starts, dyn, "dynamic_slice")
+    shape = x.shape
+    ok = len(sizes) == len(shape)
+    for s, n in zip(sizes, shape):
+        if not 0 <= s <= n:
+            ok = False
+    if not ok:
+        raise ValueError(f"dynamic_slice: sizes {sizes} do not fit an array of shape {shape}")
+    return tuple(sizes), x.dtype
+
+
+def _lower_dynamic_slice(e: Emitter, n: Any, a: list) -> str:
+    sizes, dyn = n.attrs
+    starts = _starts(e, n, a[1:], len(sizes), dyn)
+    return e.op("stablehlo.dynamic_slice", [a[0], *starts], tensor_type(n.shape, n.dtype),
+                f"slice_sizes = {_i64s(sizes)}")
+
+
+define("dynamic_slice", _infer_dynamic_slice, _lower_dynamic_slice)
+
+
+def _infer_dynamic_update_slice(inputs: tuple, attrs: tuple) -> tuple:
+    x, upd, starts = inputs[0], inputs[1], inputs[2:]
+    _check_starts(starts, attrs[0], "dynamic_update_slice")
+    if len(upd.shape) != len(x.shape) or any(u > s for u, s in zip(upd.shape, x.shape)):
+        raise ValueError(f"dynamic_update_slice: an update of shape {upd.shape} does not fit "
+                         f"an array of shape {x.shape}")
+    return x.shape, x.dtype
+
+
+def _lower_dynamic_update_slice(e: Emitter, n: Any, a: list) -> str:
+    upd = n.inputs[1]
+    v = convert(e, a[1], upd.shape, upd.dtype, n.dtype)
+    starts = _starts(e, n, a[2:], len(n.shape), n.attrs[0])
+    return e.op("stablehlo.dynamic_update_slice", [a[0], v, *starts],
+                tensor_type(n.shape, n.dtype))
+
+
+define("dynamic_update_slice", _infer_dynamic_update_slice, _lower_dynamic_update_slice)
+
+
+# ---------------------------------------------------------------- scatter
+
+def _infer_scatter(inputs: tuple, attrs: tuple) -> tuple:
+    operand, indices, updates = inputs
+    window, inserted = attrs
+    if indices.dtype is not dt.int64:
+        raise TypeError(f"scatter: indices must be int64, got {indices.dtype.name}")
+    if len(updates.shape) != len(indices.shape) - 1 + len(window):
+        raise ValueError(f"scatter: updates of shape {updates.shape} do not fit indices of "
+                         f"shape {indices.shape} into an operand of shape {operand.shape}")
+    return operand.shape, operand.dtype
+
+
+def _lower_scatter(e: Emitter, n: Any, a: list) -> str:
+    window, inserted = n.attrs
+    operand, indices, updates = n.inputs
+    d = n.dtype
+    upd = convert(e, a[2], updates.shape, updates.dtype, d)
+    ivd = len(indices.shape) - 1
+    fields = []
+    if window:
+        fields.append(f"update_window_dims = {_ints(window)}")
+    if inserted:
+        fields.append(f"inserted_window_dims = {_ints(inserted)}")
+        fields.append(f"scatter_dims_to_operand_dims = {_ints(inserted)}")
+    fields.append(f"index_vector_dim = {ivd}")
+    t = tensor_type((), d)
+    old, new = e.fresh(), e.fresh()
+    region = e.block([(old, t), (new, t)], lambda b: [new])
+    return e.op("stablehlo.scatter", [a[0], a[1], upd], tensor_type(n.shape, d),
+                f"indices_are_sorted = false, "
+                f"scatter_dimension_numbers = #stablehlo.scatter<{', '.join(fields)}>, "
+                f"unique_indices = false", region=region)
+
+
+define("scatter", _infer_scatter, _lower_scatter)

@@ -1,0 +1,477 @@
+"""The op table, part 1: shape-changing, reduction and structural ops, and shared helpers.
+
+Each op is one ``OpDef`` record: its name, its shape/dtype rule (``infer``, which raises at
+record time) and its lowering (``lower``, which writes StableHLO). Elementwise ops live in
+``_ops_elementwise`` in one table built from the same helpers. Namespace functions never
+write StableHLO: they validate arguments, then ``record`` one of these ops.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from .. import dtypes as dt
+from ..dtypes import DType
+from ..graph import OpDef
+from ..lower import Emitter, tensor_type
+
+__all__ = ["OPS", "broadcast_shapes", "bcast", "check_shape", "convert"]
+
+OPS: dict[str, OpDef] = {}
+
+
+HEAVY = 16  # auto-flush weight of matmuls (see OpDef.weight)
+DECOMP = 8  # auto-flush weight of decompositions, solves and FFTs (custom calls)
+
+
+def define(name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1,
+           fuses: bool = False) -> OpDef:
+    op = OpDef(name, infer, lower, nout, weight, fuses)
+    assert name not in OPS, name
+    OPS[name] = op
+    return op
+
+
+# ---------------------------------------------------------------- helpers used by lowerings
+
+def broadcast_shapes(*shapes: tuple) -> tuple:
+    """NumPy broadcasting; ValueError naming the shapes when they do not broadcast."""
+    if len(shapes) == 2:
+        a, b = shapes
+        if a == b or not b:
+            return a
+        if not a:
+            return b
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s, ndim - len(s)):
+            if d != 1:
+                if out[i] != 1 and out[i] != d:
+                    raise ValueError("shapes " + ", ".join(str(tuple(x)) for x in shapes)
+                                     + " cannot be broadcast together")
+                out[i] = d
+    return tuple(out)
+
+
+def bcast(e: Emitter, v: str, shape: tuple, to: tuple, dtype: DType) -> str:
+    """Broadcast ``v`` (of ``shape``) to ``to`` with NumPy's right-aligned rule."""
+    if tuple(shape) == tuple(to):
+        return v
+    off = len(to) - len(shape)
+    dims = ", ".join(str(off + i) for i in range(len(shape)))
+    return e.op("stablehlo.broadcast_in_dim", [v], tensor_type(to, dtype),
+                f"broadcast_dimensions = array<i64{': ' + dims if dims else ''}>")
+
+
+def convert(e: Emitter, v: str, shape: tuple, src: DType, dst: DType) -> str:
+    if src is dst:
+        return v
+    if src.kind == "c" and dst.kind != "c":
+        v = e.op("stablehlo.real", [v], tensor_type(shape, dt.REAL_OF[src]))
+        src = dt.REAL_OF[src]
+        if src is dst:
+            return v
+    if dst.kind == "b":
+        zero = bcast(e, e.const(0, src), (), shape, src)
+        return compare(e, "NE", v, zero, shape, src)
+    return e.op("stablehlo.convert", [v], tensor_type(shape, dst))
+
+
+def compare_type(d: DType) -> str:
+    return {"b": "UNSIGNED", "u": "UNSIGNED", "i": "SIGNED"}.get(d.kind, "FLOAT")
+
+
+def compare(e: Emitter, direction: str, a: str, b: str, shape: tuple, d: DType) -> str:
+    return e.op("stablehlo.compare", [a, b], tensor_type(shape, dt.bool),
+                f"comparison_direction = #stablehlo<comparison_direction {direction}>, "
+                f"compare_type = #stablehlo<comparison_type {compare_type(d)}>")
+
+
+def select(e: Emitter, p: str, a: str, b: str, shape: tuple, d: DType) -> str:
+    return e.op("stablehlo.select", [p, a, b], tensor_type(shape, d))
+
+
+def i64s(xs: Any) -> str:
+    xs = list(xs)
+    return f"array<i64{': ' + ', '.join(str(int(x)) for x in xs) if xs else ''}>"
+
+
+def _same(inputs: tuple, attrs: tuple) -> tuple:
+    return inputs[0].shape, inputs[0].dtype
+
+
+# ---------------------------------------------------------------- structural ops
+
+def _infer_convert(inputs: tuple, attrs: tuple) -> tuple:
+    return inputs[0].shape, attrs[0]
+
+
+define("convert", _infer_convert,
+       lambda e, n, a: convert(e, a[0], n.shape, n.inputs[0].dtype, n.dtype), fuses=True)
+
+
+MAX_NDIM = 64  # NumPy's limit
+_MAX_BYTES = 2**63 - 1
+
+
+def check_shape(shape: tuple, dtype: DType, fname: str) -> None:
+    """ValueError, as NumPy, for a shape no array can have: a negative dimension, more than
+    64 dimensions, more bytes than an int64 counts."""
+    if len(shape) > MAX_NDIM:
+        raise ValueError(f"{fname}(): {len(shape)} dimensions requested; at most {MAX_NDIM} "
+                         f"are supported")
+    size = 1
+    for d in shape:
+        if d < 0:
+            raise ValueError(f"{fname}(): negative dimensions are not allowed: {tuple(shape)}")
+        size *= d
+    if size * dtype.itemsize > _MAX_BYTES:
+        raise ValueError(f"{fname}(): array is too big: shape {tuple(shape)} of {dtype.name} "
+                         f"needs {size * dtype.itemsize} bytes")
+
+
+def _infer_reshape(inputs: tuple, attrs: tuple) -> tuple:
+    check_shape(attrs[0], inputs[0].dtype, "reshape")
+    return attrs[0], inputs[0].dtype
+
+
+define("reshape", _infer_reshape,
+       lambda e, n, a: e.op("stablehlo.reshape", a, tensor_type(n.shape, n.dtype)), fuses=True)
+
+
+def _infer_broadcast(inputs: tuple, attrs: tuple) -> tuple:
+    check_shape(attrs[0], inputs[0].dtype, "broadcast")
+    return attrs[0], inputs[0].dtype
+
+
+define("broadcast", _infer_broadcast,
+       lambda e, n, a: bcast(e, a[0], n.inputs[0].shape, n.shape, n.dtype), fuses=True)
+
+
+def _infer_transpose(inputs: tuple, attrs: tuple) -> tuple:
+    s = inputs[0].shape
+    return tuple(s[p] for p in attrs[0]), inputs[0].dtype
+
+
+define("transpose", _infer_transpose,
+       lambda e, n, a: e.op("stablehlo.transpose", a, tensor_type(n.shape, n.dtype),
+                            f"permutation = {i64s(n.attrs[0])}"), fuses=True)
+
+
+def _infer_slice(inputs: tuple, attrs: tuple) -> tuple:
+    start, limit, step = attrs
+    return (tuple(max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, step)),
+            inputs[0].dtype)
+
+
+define("slice", _infer_slice,
+       lambda e, n, a: e.op("stablehlo.slice", a, tensor_type(n.shape, n.dtype),
+                            f"start_indices = {i64s(n.attrs[0])}, "
+                            f"limit_indices = {i64s(n.attrs[1])}, strides = {i64s(n.attrs[2])}"),
+       fuses=True)
+
+define("reverse", _same,
+       lambda e, n, a: e.op("stablehlo.reverse", a, tensor_type(n.shape, n.dtype),
+                            f"dimensions = {i64s(n.attrs[0])}"), fuses=True)
+
+
+def _infer_concat(inputs: tuple, attrs: tuple) -> tuple:
+    axis = attrs[0]
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in inputs)
+    return tuple(shape), attrs[1]
+
+
+def _lower_concat(e: Emitter, n: Any, a: list) -> str:
+    vals = [convert(e, v, x.shape, x.dtype, n.dtype) for v, x in zip(a, n.inputs)]
+    return e.op("stablehlo.concatenate", vals, tensor_type(n.shape, n.dtype),
+                f"dimension = {n.attrs[0]} : i64")
+
+
+define("concat", _infer_concat, _lower_concat, fuses=True)
+
+
+def _infer_pad(inputs: tuple, attrs: tuple) -> tuple:
+    lo, hi, interior = attrs
+    s = inputs[0].shape
+    return (tuple(lo[i] + hi[i] + s[i] + max(0, s[i] - 1) * interior[i] for i in range(len(s))),
+            inputs[0].dtype)
+
+
+def _lower_pad(e: Emitter, n: Any, a: list) -> str:
+    zero = e.const(0, n.dtype)
+    return e.op("stablehlo.pad", [a[0], zero], tensor_type(n.shape, n.dtype),
+                f"edge_padding_low = {i64s(n.attrs[0])}, "
+                f"edge_padding_high = {i64s(n.attrs[1])}, "
+                f"interior_padding = {i64s(n.attrs[2])}")
+
+
+# attrs: (low, high, interior); pads with zeros (False for bool)
+define("pad", _infer_pad, _lower_pad, fuses=True)
+
+
+def _infer_select(inputs: tuple, attrs: tuple) -> tuple:
+    c, x, y = inputs
+    if c.dtype is not dt.bool:
+        raise TypeError(f"where(): condition must be a bool array, got {c.dtype.name}")
+    return broadcast_shapes(c.shape, x.shape, y.shape), attrs[0]
+
+
+def _lower_select(e: Emitter, n: Any, a: list) -> str:
+    vals = []
+    for v, x, d in zip(a, n.inputs, (dt.bool, n.dtype, n.dtype)):
+        vals.append(bcast(e, convert(e, v, x.shape, x.dtype, d), x.shape, n.shape, d))
+    return select(e, vals[0], vals[1], vals[2], n.shape, n.dtype)
+
+
+define("select", _infer_select, _lower_select, fuses=True)
+
+
+def _infer_iota(inputs: tuple, attrs: tuple) -> tuple:
+    check_shape(attrs[0], attrs[2], "iota")
+    return attrs[0], attrs[2]
+
+
+define("iota", _infer_iota,
+       lambda e, n, a: e.op("stablehlo.iota", [], tensor_type(n.shape, n.dtype),
+                            f"iota_dimension = {n.attrs[1]} : i64"), fuses=True)
+
+
+def _infer_dot(inputs: tuple, attrs: tuple) -> tuple:
+    return attrs[0], attrs[1]
+
+
+def _lower_dot(e: Emitter, n: Any, a: list) -> str:
+    _shape, d, lb, rb, lc, rc = n.attrs[:6]
+    x, y = n.inputs
+    va = convert(e, a[0], x.shape, x.dtype, d)
+    vb = convert(e, a[1], y.shape, y.dtype, d)
+    dims = (f"#stablehlo.dot<lhs_batching_dimensions = [{', '.join(map(str, lb))}], "
+            f"rhs_batching_dimensions = [{', '.join(map(str, rb))}], "
+            f"lhs_contracting_dimensions = [{', '.join(map(str, lc))}], "
+            f"rhs_contracting_dimensions = [{', '.join(map(str, rc))}]>")
+    if len(n.attrs) > 6:  # matmul_precision: ("HIGH",) or ("HIGHEST",)
+        p = f"#stablehlo<precision {n.attrs[6]}>"
+        dims += f", precision_config = [{p}, {p}]"
+    if d is dt.bool:  # logical matmul: int, then != 0
+        i = dt.int32
+        va, vb = convert(e, va, x.shape, d, i), convert(e, vb, y.shape, d, i)
+        r = e.op("stablehlo.dot_general", [va, vb], tensor_type(n.shape, i),
+                 f"dot_dimension_numbers = {dims}")
+        return convert(e, r, n.shape, i, d)
+    return e.op("stablehlo.dot_general", [va, vb], tensor_type(n.shape, d),
+                f"dot_dimension_numbers = {dims}")
+
+
+# attrs: (out_shape, dtype, lhs_batch, rhs_batch, lhs_contract, rhs_contract[, precision])
+define("dot_general", _infer_dot, _lower_dot, weight=HEAVY)
+# matrix-vector products (matmul of a matrix and a vector): the same op under the same name,
+# counted 1 towards the auto-flush depth, so an auto-flush lands on the ``X.T @ f(X @ w)``
+# that takes ``X @ w`` into one pass (see _rowpass) rather than between the two
+MATVEC = OpDef("dot_general", _infer_dot, _lower_dot, weight=1)
+
+
+def _infer_get(inputs: tuple, attrs: tuple) -> tuple:
+    return attrs[1], attrs[2]
+
+
+def _lower_get(e: Emitter, n: Any, a: list) -> str:
+    return f"{a[0]}#{n.attrs[0]}"
+
+
+# one result of a multi-result op; attrs: (index, shape, dtype). ``get`` results are written
+# back whenever they are computed (other pending arrays may still use them: the info flag
+# behind the NaN guards of U, S and Vt); ``get_internal`` results are ordinary intermediates,
+# for ops whose results all end up in one returned array (det, solve, inv, eigvalsh, ...):
+# writing those back would only copy them out (~2 ms of a 512x512 inv)
+GET = define("get", _infer_get, _lower_get)
+GET.keep = True
+define("get_internal", _infer_get, _lower_get)
+
+
+# ---------------------------------------------------------------- reductions
+
+_REDUCE_BODY = {"sum": "stablehlo.add", "prod": "stablehlo.multiply", "max": "stablehlo.maximum",
+                "min": "stablehlo.minimum", "any": "stablehlo.or", "all": "stablehlo.and"}
+
+
+def _init_value(kind: str, d: DType) -> Any:
+    if kind in ("sum", "any"):
+        return 0
+    if kind in ("prod", "all"):
+        return 1
+    if d.kind == "b":
+        return kind == "min"
+    if d.kind in "iu":
+        ii = dt.iinfo(d)
+        return ii.min if kind == "max" else ii.max
+    return float("-inf") if kind == "max" else float("inf")
+
+
+def _infer_reduce(inputs: tuple, attrs: tuple) -> tuple:
+    kind, axes = attrs
+    s = inputs[0].shape
+    return tuple(d for i, d in enumerate(s) if i not in axes), inputs[0].dtype
+
+
+def _lower_reduce(e: Emitter, n: Any, a: list) -> str:
+    kind, axes = n.attrs
+    d = n.dtype
+    init = e.const(_init_value(kind, d), d)
+    body = e.scalar_body(_REDUCE_BODY[kind], d)
+    r = e.op("stablehlo.reduce", [a[0], init], tensor_type(n.shape, d),
+             f"dimensions = {i64s(axes)}", region=body)
+    if kind in ("max", "min") and d.kind == "f":
+        # XLA:CPU hands float max/min reductions of 4096+ elements to YNNPACK, whose max/min
+        # skip NaN (jaxlib 0.10.2 and 0.12; jax.numpy gives the same wrong answers). The
+        # standard and NumPy propagate NaN. A sum of absolute values (YNNPACK too) is NaN
+        # exactly where the reduced values hold a NaN (|inf| + |inf| is inf, never NaN); it
+        # costs one more pass over the input (workload 3 of the benchmark: ~+20%).
+        x = n.inputs[0]
+        f = e.op("stablehlo.abs", [a[0]], tensor_type(x.shape, d))
+        s = e.op("stablehlo.reduce", [f, e.const(0, d)], tensor_type(n.shape, d),
+                 f"dimensions = {i64s(axes)}", region=e.scalar_body("stablehlo.add", d))
+        r = select(e, compare(e, "NE", s, s, n.shape, d), s, r, n.shape, d)
+    return r
+
+
+# attrs: (kind, axes) with kind in sum/prod/max/min/any/all; input already of the result dtype
+define("reduce", _infer_reduce, _lower_reduce)
+
+
+def order_free_reductions(order: list) -> bool:
+    """Whether the graph ``order`` reduces, and only bool/integer values over trailing axes:
+    then it compiles without XLA's ``tree_reduction_rewriter`` (``_executor``).
+
+    XLA:CPU rewrites a large reduction into a tree of windowed reductions (for the accuracy of
+    float sums); YNNPACK takes big float sums and max/min, but bool and integer reductions go
+    through the tree: 3-5 kernels, each compiled by LLVM. Their result does not depend on the
+    order (wrapping integer sums included), and over trailing axes one loop is also faster to
+    run (jaxlib 0.10.2, idle machine: ``any(X > 0)`` of 100,000 x 16: compile 122 -> 33 ms, run
+    1.27 -> 0.73 ms; an int32 sum of 4M: 115 -> 29 ms, 3.8 -> 0.67 ms). Leading axes keep the
+    tree (one loop ran 2x slower there)."""
+    reduce_op = OPS["reduce"]
+    found = False
+    for n in order:
+        if n.op.name == "index_check":  # an int64 max over every axis of the indices
+            found = True
+        elif n.op is reduce_op:
+            x, axes = n.inputs[0], n.attrs[1]
+            if x.dtype.kind not in "biu":
+                return False
+            r = len(x.shape)
+            if tuple(sorted(axes)) != tuple(range(r - len(axes), r)):
+                return False
+            found = True
+    return found
+
+
+def _infer_argreduce(inputs: tuple, attrs: tuple) -> tuple:
+    kind, axis = attrs
+    s = inputs[0].shape
+    return tuple(d for i, d in enumerate(s) if i != axis), dt.int64
+
+
+def _lower_argreduce(e: Emitter, n: Any, a: list) -> str:
+    """argmax/argmin: a two-operand reduce; ties and NaN pick the first index (as NumPy)."""
+    kind, axis = n.attrs
+    x = n.inputs[0]
+    d, i64 = x.dtype, dt.int64
+    idx = e.op("stablehlo.iota", [], tensor_type(x.shape, i64), f"iota_dimension = {axis} : i64")
+    tv, ti = tensor_type((), d), tensor_type((), i64)
+    va, ia, vb, ib = e.fresh(), e.fresh(), e.fresh(), e.fresh()
+
+    def body(b: Emitter) -> list:
+        direction = "GT" if kind == "max" else "LT"
+        better = compare(b, direction, va, vb, (), d)
+        eq = compare(b, "EQ", va, vb, (), d)
+        if d.kind in "fc":
+            a_nan = compare(b, "NE", va, va, (), d)
+            b_nan = compare(b, "NE", vb, vb, (), d)
+            b_ok = b.op("stablehlo.not", [b_nan], tensor_type((), dt.bool))
+            better = b.op("stablehlo.or", [better, b.op("stablehlo.and", [a_nan, b_ok],
+                                                          tensor_type((), dt.bool))],
+                          tensor_type((), dt.bool))
+            eq = b.op("stablehlo.or", [eq, b.op("stablehlo.and", [a_nan, b_nan],
+                                                  tensor_type((), dt.bool))],
+                      tensor_type((), dt.bool))
+        first = compare(b, "LT", ia, ib, (), i64)
+        tie = b.op("stablehlo.and", [eq, first], tensor_type((), dt.bool))
+        take = b.op("stablehlo.or", [better, tie], tensor_type((), dt.bool))
+        return [select(b, take, va, vb, (), d), select(b, take, ia, ib, (), i64)]
+
+    region = e.block([(va, tv), (ia, ti), (vb, tv), (ib, ti)], body)
+    init_v = e.const(_init_value(kind, d), d)
+    init_i = e.const(2**63 - 1, i64)
+    r = e.op("stablehlo.reduce", [a[0], idx, init_v, init_i],
+             [tensor_type(n.shape, d), tensor_type(n.shape, i64)],
+             f"dimensions = {i64s([axis])}", region=region)
+    return f"{r}#1"
+
+
+# attrs: (kind, axis); kind in max/min
+define("argreduce", _infer_argreduce, _lower_argreduce)
+
+
+def record_multi(op: OpDef, inputs: tuple, attrs: tuple,
+                 outs: list[tuple[tuple, DType]], keep: bool = True) -> list:
+    """Record a multi-result op (``op.nout > 1``; its ``infer`` returns ``((), bool)``) and one
+    ``get`` node per result; returns the ``get`` nodes (what Arrays should hold). ``keep``:
+    results are written back whenever computed (False: only where an Array holds them, for
+    callers that return one array built from all of them)."""
+    from ..graph import record
+    get = OPS["get" if keep else "get_internal"]
+    m = record(op, inputs, attrs)
+    gets = [record(get, (m,), (i, tuple(s), d)) for i, (s, d) in enumerate(outs)]
+    # the op remembers its results weakly: a graph computing one of them also writes back the
+    # live siblings (U, s, Vt = svd(x); float(s[0]) must not leave U and Vt to a second svd)
+    m.value = tuple([weakref.ref(g) for g in gets])
+    return gets
+
+
+# ---------------------------------------------------------------- bit reinterpretation
+
+def _infer_bitcast(inputs: tuple, attrs: tuple) -> tuple:
+    """NumPy's ``x.view(dtype)``: the same bytes read as ``dtype``; with another item size the
+    last axis is rescaled (it must hold a whole number of the new items)."""
+    (x,), (dtype,) = inputs, attrs
+    if x.dtype.kind == "c" or dtype.kind == "c":
+        raise TypeError("bitcast of complex values is lowered through their parts (x.view)")
+    s, d = x.dtype.itemsize, dtype.itemsize
+    if s == d:
+        return x.shape, dtype
+    if not x.shape:
+        raise ValueError(f"Changing the dtype of a 0d array is only supported if the itemsize "
+                         f"is unchanged ({x.dtype.name} to {dtype.name})")
+    if (x.shape[-1] * s) % d:
+        raise ValueError(f"When changing to a larger dtype, its size must be a divisor of the "
+                         f"total size in bytes of the last axis of the array ({x.dtype.name} "
+                         f"to {dtype.name}, last axis of {x.shape[-1]})")
+    return x.shape[:-1] + (x.shape[-1] * s // d,), dtype
+
+
+def _lower_bitcast(e: Emitter, n: Any, a: list) -> str:
+    x, dst = n.inputs[0], n.dtype
+    v, src, shape = a[0], x.dtype, x.shape
+    if src == dt.bool:
+        v, src = convert(e, v, shape, src, dt.uint8), dt.uint8
+    raw = dt.uint8 if dst == dt.bool else dst
+    s, d = src.itemsize, raw.itemsize
+    if s == d:
+        out = e.op("stablehlo.bitcast_convert", [v], tensor_type(shape, raw))
+    elif s > d:
+        wide = shape + (s // d,)
+        out = e.op("stablehlo.bitcast_convert", [v], tensor_type(wide, raw))
+        out = e.op("stablehlo.reshape", [out], tensor_type(n.shape, raw))
+    else:
+        split = shape[:-1] + (shape[-1] * s // d, d // s)
+        v = e.op("stablehlo.reshape", [v], tensor_type(split, src))
+        out = e.op("stablehlo.bitcast_convert", [v], tensor_type(n.shape, raw))
+    if dst == dt.bool:
+        out = convert(e, out, n.shape, dt.uint8, dt.bool)
+    return out
+
+
+define("bitcast", _infer_bitcast, _lower_bitcast, fuses=True)

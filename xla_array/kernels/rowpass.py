@@ -1,0 +1,182 @@
+"""``X.T @ f(X @ w)`` in one pass over X: which products use the native row-pass kernel.
+
+A gradient step of a linear model is ``X.T @ f(X @ w)`` with ``f`` elementwise: ``X @ w - y``
+(least squares), ``sigmoid(X @ w) - y`` (logistic regression), plain ``X @ w`` (power iteration
+on ``X.T X``). XLA runs the two matrix-vector products as two passes over X, each on one
+thread; the kernel (``native/rowpass_ffi.c``, target ``xla_array_rowpass``) reads each block
+of rows once, applying ``f`` in between, and splits the rows over XLA's CPU thread pool.
+
+``fuse`` is asked by matmul when it records ``X.T @ v`` (or ``v @ X``) for a pending vector
+``v``: if ``v`` is an elementwise expression of ``t = X @ w`` (the same X node), of other
+length-n vectors and of scalars, it returns the operands and ``f`` as a small program (the
+opcodes of the C file) and matmul records one ``rowpass`` node instead of the product. The
+nodes of ``t`` and ``v`` stay recorded: if an Array still holds them they are computed as
+before, otherwise nothing reaches them. Decided at record time, so it is part of the graph's
+structure (and cache key); ``XLA_ARRAY_ROWPASS=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core import dtypes as dt
+from ..core import flags as _flags
+from ..core.devices import Device
+from ..core.graph import SCALAR
+from . import build as _kernels
+
+__all__ = ["available", "error", "fuse", "TARGET", "MIN_SIZE", "MIN_ROWS", "OPCODES"]
+
+TARGET = "xla_array_rowpass"
+
+# Which products take the kernel: X of at least MIN_SIZE elements and MIN_ROWS rows. Per
+# gradient step inside one jitted loop (float32, ratio = XLA's two products / kernel):
+# 1000x64 1.06, 2000x64 1.07, 1000x100 1.28, 4000x64 1.59, 10000x100 ~1.5, 50000x10 2.28;
+# below: 512x64 0.65, 64x64 0.79 (handing rows to a second thread costs ~10 us), and with few
+# rows a single thread does it all: 100x1000 0.85.
+MIN_SIZE = 1 << 17
+MIN_ROWS = 512
+
+# elementwise op name -> opcode of rowpass_ffi.c (binary ops 10-15, unary 20-29)
+OPCODES = {"add": 10, "subtract": 11, "multiply": 12, "divide": 13, "maximum": 14,
+           "minimum": 15, "negative": 20, "abs": 21, "square": 22, "sqrt": 23, "exp": 24,
+           "expm1": 25, "log": 26, "log1p": 27, "tanh": 28, "reciprocal": 29}
+_WALK = {**OPCODES, "positive": 0}  # ops f may contain (positive: no instruction)
+_LOADV, _LOADS = 1, 2
+_MAX_PROG, _MAX_IN = 64, 16  # the C file's limits
+_DTYPES = (dt.float32, dt.float64)
+
+
+_KERNEL = _kernels.handler_kernel("row-pass kernel", "XLA's dots", "rowpass_ffi", "xa_rowpass",
+                                  TARGET)
+
+
+def available() -> bool:
+    """Build (once), load and register the kernel; False if that is not possible here."""
+    return _KERNEL.available()
+
+
+def error() -> str:
+    """Why ``available()`` is False ('' when it is not)."""
+    return _KERNEL.error
+
+
+def _is_xw(t: Any, X: Any) -> Any:
+    """The w of ``t = X @ w`` (or ``w @ X.T``) recorded on this very X node, with X's dtype
+    throughout, else None."""
+    if t.op.name != "dot_general" or t.buffer is not None or t.dtype is not X.dtype:
+        return None
+    a, b = t.inputs
+    at = t.attrs
+    if at[2] or at[3]:
+        return None
+    if a is X and len(b.shape) == 1 and at[4] == (1,) and at[5] == (0,):
+        w = b
+    elif b is X and len(a.shape) == 1 and at[4] == (0,) and at[5] == (1,):
+        w = a
+    else:
+        return None
+    return w if w.dtype is X.dtype else None
+
+
+def fuse(X: Any, v: Any, device: Any) -> tuple[tuple, tuple] | None:
+    """For ``X.T @ v`` (nodes): (operands, program) of the row-pass kernel, or None.
+
+    Operands are X, w, then the length-n vectors and the scalars ``f`` reads; the program lists
+    ``f`` as (opcode, a, b, 0) per instruction, register 0 being ``X @ w``."""
+    n, d = X.shape
+    dtype = X.dtype
+    if (v.buffer is not None or v.op.nout != 1 or dtype not in _DTYPES or v.dtype is not dtype
+            or n * d < MIN_SIZE or n < MIN_ROWS or type(device) is not Device
+            or device.platform != "cpu" or not _flags._values["rowpass"]):
+        return None
+    m = _one_op(X, v, n, dtype)
+    if m is None:
+        m = _walk(X, v, n, dtype)
+    return m if m is not None and available() else None
+
+
+def _one_op(X: Any, v: Any, n: int, dtype: Any) -> tuple[tuple, tuple] | None:
+    """``fuse`` for the commonest ``f``, one binary op of ``t = X @ w`` and a computed vector
+    or a scalar (``X @ w - y``, ``y - X @ w``, ``X @ w * s``): the same operands and program as
+    ``_walk`` at a third of its cost (the record path of a GD step). None: ask ``_walk``."""
+    code = OPCODES.get(v.op.name)
+    if (code is None or code >= 20 or v.shape != (n,) or v.attrs[0] is not dtype
+            or v.attrs[1] is not dtype):
+        return None
+    a, b = v.inputs
+    w = _is_xw(a, X)
+    if w is not None:
+        u, prog_op = b, (code, 0, 1, 0)
+    else:
+        w = _is_xw(b, X)
+        if w is None:
+            return None
+        u, prog_op = a, (code, 1, 0, 0)
+    if (u.buffer is None and u.op is not SCALAR) or u.dtype is not dtype:
+        return None
+    if u.shape == (n,):
+        return (X, w, u), (_LOADV, 0, 0, 0) + prog_op
+    if u.shape == ():
+        return (X, w, u), (_LOADS, 0, 0, 0) + prog_op
+    return None
+
+
+def _walk(X: Any, v: Any, n: int, dtype: Any) -> tuple[tuple, tuple] | None:
+    """``fuse``'s general case: an iterative post-order walk of ``v``'s expression."""
+    w = None
+    vecs: list[Any] = []
+    scalars: list[Any] = []
+    prog: list[int] = []
+    reg: dict[Any, int] = {}  # node -> register holding it
+    # iterative post-order walk of v's expression, stopping at X @ w, vectors and scalars
+    stack: list[tuple[Any, int]] = [(v, 0)]
+    while stack:
+        node, i = stack.pop()
+        if node in reg:
+            continue
+        if i == 0:
+            ww = _is_xw(node, X)
+            if ww is not None:
+                if w is not None and ww is not w:
+                    return None  # X @ w1 and X @ w2: not one pass
+                w = ww
+                reg[node] = 0
+                continue
+            code = _WALK.get(node.op.name) if node.buffer is None else None
+            if (code is None or node.shape != (n,) or node.attrs[0] is not dtype
+                    or node.attrs[1] is not dtype):  # an operand of f, computed by XLA
+                if node is v or node.dtype is not dtype:
+                    return None
+                if node.shape == (n,):  # computed by XLA, read by the kernel
+                    if len(vecs) == _MAX_IN:
+                        return None
+                    vecs.append(node)
+                    prog += (_LOADV, len(vecs) - 1, 0, 0)  # (length checked at the end)
+                    reg[node] = len(prog) // 4
+                    continue
+                if node.shape == ():
+                    if len(scalars) == _MAX_IN:
+                        return None
+                    scalars.append(node)
+                    prog += (_LOADS, len(scalars) - 1, 0, 0)
+                    reg[node] = len(prog) // 4
+                    continue
+                return None
+        ins = node.inputs
+        if i < len(ins):
+            stack.append((node, i + 1))
+            stack.append((ins[i], 0))
+            continue
+        if node.op.name == "positive":
+            reg[node] = reg[ins[0]]
+            continue
+        code = OPCODES[node.op.name]
+        prog += (code, reg[ins[0]], reg[ins[1]] if len(ins) > 1 else 0, 0)
+        reg[node] = len(prog) // 4
+        if len(prog) > 4 * _MAX_PROG:  # too long for the kernel: stop walking
+            return None
+    # the kernel reads v from the last register (register 0 when v is X @ w itself)
+    if w is None or len(prog) // 4 > _MAX_PROG or reg[v] != len(prog) // 4:
+        return None
+    return (X, w, *vecs, *scalars), tuple(prog)
