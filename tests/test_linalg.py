@@ -306,8 +306,8 @@ def test_lu_permutation_kernel_and_xla_loop_agree(shape):
     """getrf's pivots -> row permutation: the native kernel (CPU) and the XLA loop (other
     platforms, or no compiler) give scipy's permutation, matrix by matrix."""
     from xla_array.api.array import wrap
+    from xla_array.api.linalg_ops import getrf, pivots_to_perm
     from xla_array.core.graph import record
-    from xla_array.core.ops.linalg import getrf, pivots_to_perm
     from xla_array.core.ops.structural import OPS
     a = rand(shape, "float64", 11)
     a[..., 0, :] *= 1e-3  # pivoting certain in the first column
@@ -323,8 +323,8 @@ def test_lu_permutation_kernel_and_xla_loop_agree(shape):
 
 def test_solve_without_the_permutation_kernel(monkeypatch):
     """Where the kernel cannot be built, solve and inv run the XLA loop, same results."""
-    from xla_array.core.ops import linalg as _ops_linalg
-    monkeypatch.setattr(_ops_linalg._PERM_KERNEL, "ok", False)
+    from xla_array.kernels import lu_perm
+    monkeypatch.setattr(lu_perm._KERNEL, "ok", False)
     a = well_conditioned((2, 4, 4), "float64", 5)
     b = rand((2, 4, 3), "float64", 6)
     sol = LA.solve(xp.asarray(a), xp.asarray(b))

@@ -25,13 +25,13 @@ from .api.array import Array, as_array, wrap
 from .api.creation import _iota
 from .api.dtype_functions import astype
 from .api.elementwise import conj
+from .api.linalg_ops import fft_node
 from .api.manipulation import permute_dims, roll
 from .api.searching import where
 from .core import axes as _axes
 from .core import dtypes as dt
 from .core.devices import resolve
 from .core.graph import record
-from .core.ops.linalg import fft_node
 from .core.ops.structural import OPS
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",

@@ -32,10 +32,20 @@ import operator
 from typing import Any, NamedTuple
 
 from .api.array import Array, as_array, wrap
-from .api.creation import eye, zeros
+from .api.creation import _iota, arange, eye, full, tril, triu, zeros
 from .api.dtype_functions import astype
 from .api.elementwise import abs as _abs
 from .api.elementwise import conj, isfinite, isnan, log, logical_not, not_equal, sign, sqrt
+from .api.linalg_ops import (
+    cholesky_lower,
+    diagonal,
+    getrf,
+    lapack,
+    make_complex,
+    nan_where,
+    pivots_to_perm,
+    tri_solve,
+)
 from .api.manipulation import broadcast_to, reshape, stack
 from .api.matmul import matmul, matrix_transpose, tensordot, vecdot
 from .api.searching import where
@@ -44,21 +54,12 @@ from .api.statistical import max as _max
 from .api.statistical import min as _min
 from .api.statistical import prod as _prod
 from .api.statistical import sum as _sum
+from .api.utility import take_in_bounds
 from .core import axes as _axes
 from .core import dtypes as dt
 from .core.dtypes import DType
 from .core.graph import record
-from .core.ops.linalg import (
-    LAPACK_DTYPES,
-    char,
-    cholesky_lower,
-    getrf,
-    lapack,
-    make_complex,
-    nan_where,
-    pivots_to_perm,
-    tri_solve,
-)
+from .core.ops.linalg import LAPACK_DTYPES, char
 from .core.ops.structural import OPS, broadcast_shapes
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
@@ -153,7 +154,6 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     if x.size == 0:
         return astype(x, x.dtype)
     low, info = cholesky_lower(x, keep=False)
-    from .api.creation import tril
     bad = _bad(info) if info is not None else _any(isnan(low), axis=(-2, -1))
     low = nan_where(bad, tril(low))
     return _h(low) if upper else low
@@ -266,7 +266,6 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     *batch, m, n = x.shape
     k = min(m, n)
     kq = m if mode == "complete" else k
-    from .api.creation import triu
     if x.size == 0:
         return QRResult(_eye(tuple(batch), m, kq, x.dtype, x.device),
                         zeros((*batch, kq, n), dtype=x.dtype, device=x.device))
@@ -293,7 +292,6 @@ def _lu_parts(x: Array, keep: bool) -> tuple[Array, Array, Array, Array]:
     ``keep``: see ``lapack``."""
     lu_, piv, info = getrf(x, keep)
     k = piv.shape[-1]
-    from .api.creation import arange
     swaps = _sum(astype(not_equal(piv, arange(1, k + 1, dtype=dt.int32, device=x.device)),
                      dt.int32), axis=-1)
     parity = 1 - 2 * (swaps % 2)
@@ -310,7 +308,6 @@ def det(x: Array, /) -> Array:
 
 
 def _empty_reduce(x: Array, value: Any, dtype: DType | None = None) -> Array:
-    from .api.creation import full
     return full(x.shape[:-2], value, dtype=dtype or x.dtype, device=x.device)
 
 
@@ -332,8 +329,6 @@ def slogdet(x: Array, /) -> SlogdetResult:
 def _permute_rows(b: Array, perm: Array) -> Array:
     """``b[..., perm, :]`` matrix by matrix (``perm``: one row permutation per matrix of the
     stack, broadcast with ``b``'s): the stack is flattened into one row gather."""
-    from .api.creation import _iota
-    from .api.utility import take_in_bounds
     batch = broadcast_shapes(perm.shape[:-1], b.shape[:-2])
     m, k = b.shape[-2:]
     nb = math.prod(batch)
@@ -513,24 +508,6 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
 
 
 # ---------------------------------------------------------------- structural
-
-def diagonal(x: Array, /, *, offset: int = 0) -> Array:
-    """The ``offset`` diagonal of each matrix: one strided slice of the flattened matrix."""
-    x = _arr(x, "diagonal")
-    if x.ndim < 2:
-        raise ValueError(f"linalg.diagonal() needs at least 2 dimensions, got {x.shape}")
-    k = operator.index(offset)
-    *batch, m, n = x.shape
-    size = max(0, min(m, n - k) if k >= 0 else min(m + k, n))
-    flat = reshape(x, (*batch, m * n))
-    start = k if k >= 0 else -k * n
-    if size == 0:
-        start = 0
-    limit = start + (size - 1) * (n + 1) + 1 if size else 0
-    nb = len(batch)
-    return wrap(record(OPS["slice"], (flat._node,),
-                       ((0,) * nb + (start,), tuple(batch) + (limit,), (1,) * nb + (n + 1,))))
-
 
 def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
     """Sum of the ``offset`` diagonal; accumulation dtype as in ``sum``."""

@@ -28,11 +28,13 @@ from typing import Any
 
 import numpy as np
 
+from .api.array import Array, wrap
 from .core import backend_spmd as _backend_spmd
 from .core import spmd as _spmd
-from .core.devices import Device
+from .core.devices import Device, default_device
 from .core.devices import devices as _all_devices
 from .core.devices import resolve as _resolve
+from .core.graph import record
 
 __all__ = ["Mesh", "NamedSharding", "SingleDeviceSharding", "make_mesh", "constrain",
            "local_shards", "shard_shape"]
@@ -147,7 +149,6 @@ def make_mesh(axis_shapes: Any, axis_names: Any, *, devices: Any = None) -> Mesh
     default device's platform), e.g. ``make_mesh((2, 2), ("x", "y"))``."""
     shape = (int(axis_shapes),) if np.ndim(axis_shapes) == 0 else tuple(map(int, axis_shapes))
     if devices is None:
-        from .core.devices import default_device
         devices = _all_devices(default_device().platform)
     devs = list(devices)
     n = math.prod(shape)
@@ -277,8 +278,6 @@ def constrain(x: Any, sharding: NamedSharding) -> Any:
     """``x`` laid out as ``sharding`` from here on: records a sharding-constraint op, so XLA
     reshards there (if needed) and keeps that layout for the result. ``sharding.mesh`` must be
     ``x``'s mesh (use ``to_device`` to move between meshes or from a single device)."""
-    from .api.array import Array, wrap
-    from .core.graph import record
     if not isinstance(x, Array):
         raise TypeError(f"constrain() takes an array, got {type(x).__name__}")
     if not isinstance(sharding, NamedSharding):
@@ -326,7 +325,6 @@ def local_shards(x: Any) -> list[tuple[Device, np.ndarray]]:
     Computes ``x`` first if needed. The arrays are read-only views of device memory on CPU
     (copies on other platforms); devices holding copies of one piece each appear.
     """
-    from .api.array import Array
     if not isinstance(x, Array):
         raise TypeError(f"local_shards() takes an array, got {type(x).__name__}")
     place = x.device
@@ -337,3 +335,7 @@ def local_shards(x: Any) -> list[tuple[Device, np.ndarray]]:
     buf = x._buffer("local_shards")
     by_pjrt = {d._pjrt: d for d in place.device_list}
     return [(by_pjrt[d], a) for d, a in _backend_spmd.shards(buf)]
+
+
+# x.sharding (may compute a pending array on a mesh, whose layout XLA chooses)
+setattr(Array, "sharding", property(sharding_of, doc=sharding_of.__doc__))  # noqa: B010

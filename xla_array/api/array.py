@@ -30,11 +30,13 @@ from ..core import graph as _graph
 from ..core import metrics as _metrics
 from ..core.devices import Device, resolve
 from ..core.dtypes import DType
-from ..core.executor import check_buffers, materialize_nodes
+from ..core.executor import check_buffers, materialize_nodes, value_buffer, value_host
 from ..core.graph import Node, Placeholder, TracedScalar, record, scalar_leaf
 from ..core.host import HostCopy, host_leaf
 from ..core.ops.structural import OPS
 from . import views as _views
+from .dlpack import dlpack_device, to_dlpack
+from .inspection import namespace_for
 
 __all__ = ["Array", "wrap", "as_array", "as_node", "operand_nodes", "host_leaf"]
 
@@ -95,7 +97,7 @@ class Array(_ArrayBase):
             if isinstance(how, _views.Transform):
                 back = how.apply(node, how.back)
             else:
-                back = (_indexing or _load_indexing()).setitem(base, how, self)._node
+                back = _views.index_set(base, how, self)._node
             base._rebind(back, self)
             v.base_node = weakref.ref(base._node)
         for w in _views.views_of(self):
@@ -109,7 +111,7 @@ class Array(_ArrayBase):
         if isinstance(how, _views.Transform):
             node = how.apply(base._node, how.fwd)
         else:
-            node = (_indexing or _load_indexing()).getitem(base, how)._node
+            node = _views.index_get(base, how)._node
         node.users += 1
         self._node.users -= 1
         self._node = node
@@ -149,13 +151,6 @@ class Array(_ArrayBase):
         """The Device, or for an array spread over several devices the ``sharding.Mesh``."""
         return self._node.device
 
-    @property
-    def sharding(self) -> Any:
-        """The layout over devices (see ``xla_array.sharding``; may compute a pending array
-        on a mesh, whose layout XLA chooses)."""
-        from ..sharding import sharding_of
-        return sharding_of(self)
-
     def __len__(self) -> int:
         if not self._node.shape:
             raise TypeError("len() of a 0-d array")
@@ -171,36 +166,18 @@ class Array(_ArrayBase):
                              _views.TRANSPOSE_2D)
 
     @property
-    def mT(self) -> Array:
-        from .matmul import matrix_transpose
-        return matrix_transpose(self)
-
-    @property
     def is_pending(self) -> bool:
         """True while this array's value has not been computed yet."""
         return self._node.buffer is None
 
     # ---------------------------------------------------------------- materialization
+    # ``self._node`` is read once: another thread may rebind this handle (``x += 1``) at any
+    # moment, and the node read first is the value these return
     def _buffer(self, cause: str) -> Any:
-        # ``self._node`` is read once: another thread may rebind this handle (``x += 1``)
-        # at any moment, and the node read first is the value this call returns
-        n = self._node
-        if n.buffer is None:
-            materialize_nodes([n], cause)
-        buf = n.buffer
-        if type(buf) is Placeholder:
-            check_buffers([n])
-        return buf
+        return value_buffer(self._node, cause)
 
     def _host(self, cause: str) -> np.ndarray:
-        n = self._node  # (once: see _buffer)
-        if n.buffer is None:
-            materialize_nodes([n], cause)
-        buf = n.buffer
-        if type(buf) is Placeholder:
-            check_buffers([n])
-        _metrics.count("bytes_to_host", math.prod(n.shape) * n.dtype.itemsize)
-        return _backend.to_numpy(buf)
+        return value_host(self._node, cause)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """The value as a writable NumPy array, as NumPy's ``asarray`` gives for NumPy input:
@@ -291,12 +268,10 @@ class Array(_ArrayBase):
     # ---------------------------------------------------------------- dlpack
     def __dlpack__(self, *, stream: Any = None, max_version: tuple | None = None,
                    dl_device: tuple | None = None, copy: bool | None = None) -> Any:
-        from .dlpack import to_dlpack
         return to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device,
                          copy=copy)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        from .dlpack import dlpack_device
         return dlpack_device(self)
 
     # ---------------------------------------------------------------- namespace / devices
@@ -304,28 +279,7 @@ class Array(_ArrayBase):
         # called tens of thousands of times per scikit-learn fit: no import on the fast path
         if api_version is None:
             return _sys.modules["xla_array"]
-        from .inspection import namespace_for
         return namespace_for(api_version)
-
-    def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
-        from .creation import to_device
-        return to_device(self, device, stream=stream)
-
-    # ---------------------------------------------------------------- indexing
-    def __getitem__(self, key: Any) -> Array:
-        node = self._node
-        out = (_indexing or _load_indexing()).getitem(self, key)
-        if (len(node.shape) > 1 if type(key) is int else _is_view_key(key, len(node.shape))):
-            _views.attach(out, self, key)
-        return out
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        if self._view is None:
-            self._rebind((_indexing or _load_indexing()).setitem(self, key, value)._node)
-            return
-        with _views.LOCK:  # refreshed, written and written back as one step
-            self._sync()
-            self._rebind((_indexing or _load_indexing()).setitem(self, key, value)._node)
 
     def __copy__(self) -> Array:
         return Array(self._node)
@@ -338,16 +292,22 @@ class Array(_ArrayBase):
                 "committed": self._node.committed}
 
     def __setstate__(self, state: Any) -> None:
-        from .creation import asarray
-        a = asarray(state["data"], device=state["device"])
-        a._node.committed = state.get("committed", False)
-        object.__setattr__(self, "_node", a._node)
+        node = host_leaf(np.asarray(state["data"]), state["device"],
+                         committed=state.get("committed", False))
+        object.__setattr__(self, "_node", node)
         object.__setattr__(self, "_view", None)
-        a._node.users += 1
+        node.users += 1
 
     __hash__ = None  # type: ignore[assignment]
 
-    if TYPE_CHECKING:  # installed by _operators from its table; declared for type checkers
+    if TYPE_CHECKING:  # installed from above (array_methods.py, sharding.py): declared here
+        @property
+        def mT(self) -> Array: ...
+        @property
+        def sharding(self) -> Any: ...
+        def to_device(self, device: Any, /, *, stream: Any = None) -> Array: ...
+        def __getitem__(self, key: Any, /) -> Array: ...
+        def __setitem__(self, key: Any, value: Any, /) -> None: ...
         def __add__(self, other: Any, /) -> Array: ...
         def __radd__(self, other: Any, /) -> Array: ...
         def __iadd__(self, other: Any, /) -> Array: ...
@@ -397,31 +357,6 @@ class Array(_ArrayBase):
         def __pos__(self) -> Array: ...
         def __abs__(self) -> Array: ...
         def __invert__(self) -> Array: ...
-
-
-_indexing: Any = None  # the _indexing module, bound on first use (it imports this module)
-
-
-def _load_indexing() -> Any:
-    global _indexing
-    from . import indexing as m
-    _indexing = m
-    return m
-
-
-_VIEW_ITEM = (int, slice, type(Ellipsis), type(None), np.integer)
-
-
-def _is_view_key(key: Any, ndim: int) -> bool:
-    """Whether NumPy gives a view for ``x[key]``: basic items only, not an integer per axis."""
-    ks = key if type(key) is tuple else (key,)
-    ints = 0
-    for k in ks:
-        if type(k) is bool or isinstance(k, np.bool_) or not isinstance(k, _VIEW_ITEM):
-            return False
-        if k is not None and k is not Ellipsis and type(k) is not slice:
-            ints += 1
-    return ints < ndim or ints < len(ks)
 
 
 # last node's site, over_seen, armed, seq of the node that turned the loop (see wrap)

@@ -1,4 +1,6 @@
-"""Python operators of Array, generated from one table of (dunder, namespace function) pairs.
+"""The Array methods that call namespace functions, installed on Array from here (array.py is
+below the namespace modules): the Python operators, generated from one table of (dunder,
+namespace function) pairs; indexing (``x[key]``, ``x[key] = v``); ``to_device``; ``mT``.
 
 Each binary operator gets its reflected form; arithmetic, bitwise and matmul operators get an
 in-place form that records ``x op y`` and rebinds ``x`` (every reference sees the change). An
@@ -13,9 +15,13 @@ import numpy as np
 
 from ..core.graph import TracedScalar
 from . import elementwise as _elementwise
+from . import views as _views
 from .array import Array
+from .creation import asarray, to_device
 from .dtype_functions import astype
-from .matmul import matmul
+from .indexing import getitem, setitem
+from .matmul import matmul, matrix_transpose
+from .views import is_view_key
 
 _OK = (Array, bool, int, float, complex, np.ndarray, np.generic, TracedScalar)
 _FAST = frozenset((Array, int, float))
@@ -48,7 +54,6 @@ UNARY = {"neg": _elementwise.negative, "pos": _elementwise.positive,
 
 def _as_operand(other: Any, fn: Any) -> Any:
     if isinstance(other, np.ndarray) or (fn is matmul and not isinstance(other, Array)):
-        from .creation import asarray
         if not isinstance(other, (np.ndarray, np.generic)):
             return None
         return asarray(other)
@@ -99,12 +104,39 @@ def _make(stem: str, fn: Any, reflected: bool, inplace: bool) -> None:
             setattr(Array, name, f)
 
 
+def _getitem(self: Array, key: Any) -> Array:
+    node = self._node
+    out = getitem(self, key)
+    if (len(node.shape) > 1 if type(key) is int else is_view_key(key, len(node.shape))):
+        _views.attach(out, self, key)
+    return out
+
+
+def _setitem(self: Array, key: Any, value: Any) -> None:
+    if self._view is None:
+        self._rebind(setitem(self, key, value)._node)
+        return
+    with _views.LOCK:  # refreshed, written and written back as one step
+        self._sync()
+        self._rebind(setitem(self, key, value)._node)
+
+
+def _to_device(self: Array, device: Any, /, *, stream: Any = None) -> Array:
+    return to_device(self, device, stream=stream)
+
+
 def install() -> None:
     for stem, (fn, r, i) in BINARY.items():
         _make(stem, fn, r, i)
     for stem, fn in UNARY.items():  # (the namespace function itself: x is the only argument)
         setattr(Array, f"__{stem}__", fn)
     Array.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]
+    for name, fn in (("__getitem__", _getitem), ("__setitem__", _setitem),
+                     ("to_device", _to_device)):
+        fn.__name__ = fn.__qualname__ = name
+        setattr(Array, name, fn)
+    _views.index_get, _views.index_set = getitem, setitem
+    setattr(Array, "mT", property(matrix_transpose))  # noqa: B010
 
 
 # NumPy ufunc name -> our function name, where they differ

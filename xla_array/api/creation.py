@@ -14,23 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from ..core import backend as _backend
 from ..core import dtypes as _dtypes
-from ..core import metrics as _metrics
 from ..core.devices import Device, resolve, target
 from ..core.dtypes import DType
 from ..core.graph import (
     _PKG_DIR,
-    SCALAR,
-    Node,
-    Placeholder,
     _internal,
-    buffer_leaf,
     record,
     scalar_leaf,
-    toposort,
 )
 from ..core.ops.structural import OPS, check_shape
+from ..core.transfers import copy_to
 from .array import Array, as_array, host_leaf, wrap
 
 __all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
@@ -401,48 +395,4 @@ def to_device(x: Array, device: Any, /, *, stream: Any = None) -> Array:
         out = t._constrain(x)
         out._node.committed = True
         return out
-    return Array(_copy_to(x, t, dev, True))
-
-
-def _copy_to(x: Array, t: Any, dev: Any, committed: bool) -> Node:
-    """A buffer leaf with ``x``'s value (computed if pending) on target ``t``, placement
-    ``dev``: device to device within one client, else through the host."""
-    if type(dev) is Device and type(x.device) is Device:
-        buf = x._buffer("to_device")
-        nb = _backend.copy_to_device(buf, dev._pjrt)
-        return buffer_leaf(nb, x.shape, x.dtype, dev, committed)
-    host = x._host("to_device")
-    return buffer_leaf(t._put(host), x.shape, x.dtype, dev, committed)
-
-
-_CLONE_LIMIT = 256  # pending ops of an uncommitted operand re-recorded on the new device
-
-
-def transfer(node: Node, place: Any) -> Node:
-    """An uncommitted operand's value on ``place`` (where the committed operands of an op
-    are; called by ``_graph.record``), as an uncommitted node.
-
-    A scalar parameter is re-made there. A pending operand computed from scalars and buffers
-    through at most ``_CLONE_LIMIT`` ops (``zeros(n)``, ``arange(n) * 0.5``...) is recorded
-    again on ``place`` (only its buffers are copied: nothing is computed on the old device);
-    a larger one is computed where it is, and its result copied. A traced argument of
-    ``xla_array.jit`` cannot move: ValueError."""
-    if node.op is SCALAR:
-        return scalar_leaf(node.value, node.dtype, place)
-    if type(node.buffer) is Placeholder:
-        raise ValueError(f"arrays are on different devices ({node.device} and {place}): a "
-                         f"traced argument cannot be moved; move it with to_device() first")
-    _metrics.count("device_transfers")
-    if node.buffer is None and type(place) is Device and type(node.device) is Device:
-        order, bufs, scalars = toposort([node])
-        if len(order) <= _CLONE_LIMIT:
-            new: dict[int, Node] = {}
-            for n in bufs:
-                new[id(n)] = transfer(n, place)
-            for n in scalars:
-                new[id(n)] = scalar_leaf(n.value, n.dtype, place)
-            for n in order:
-                new[id(n)] = Node(n.op, tuple([new[id(i)] for i in n.inputs]), n.attrs,
-                                  n.shape, n.dtype, place, n.depth, n.where)
-            return new[id(node)]
-    return _copy_to(Array(node), target(place), place, False)
+    return Array(copy_to(x._node, t, dev, True))

@@ -6,10 +6,10 @@ from __future__ import annotations
 import operator
 
 from ..core import dtypes as _dtypes
-from ..linalg import diagonal
 from .array import Array, as_array
 from .creation import _iota as iota
 from .creation import zeros
+from .linalg_ops import diagonal
 from .manipulation import concat, reshape
 from .searching import where
 

@@ -18,7 +18,8 @@ import numpy as np
 from ..core import dtypes as _dtypes
 from ..core.graph import Node, record, scalar_leaf
 from ..core.ops import indexing as _ops_index  # noqa: F401  (registers dynamic_slice / dynamic_update_slice)
-from ..core.ops.structural import OPS
+from ..core.ops.structural import OPS, broadcast_shapes
+from ..core.transfers import transfer
 from .array import Array, as_node, wrap
 
 __all__ = ["getitem", "setitem", "parse_basic"]
@@ -225,7 +226,6 @@ def value_node(x: Array, value: Any, fname: str = "__setitem__") -> Any:
         v = record(OPS["convert"], (v,), (x.dtype,))
     if v.device != x.device and v.op.name != "scalar":
         if not v.committed:  # an uncommitted value follows the array (JAX's rule)
-            from .creation import transfer
             v = transfer(v, x.device)
         elif x._node.committed:
             raise ValueError(f"__setitem__: value is on {v.device}, array on {x.device}")
@@ -242,7 +242,6 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
         return setitem_advanced(x, key, value)
     b = parse_basic(x.shape, key)
     v = value_node(x, value)
-    from ..core.ops.structural import broadcast_shapes
     try:
         bshape = broadcast_shapes(v.shape, b.out_shape)
     except ValueError:

@@ -31,6 +31,7 @@ from ..core.executor import (
     check_buffers,
     compile_graph,
     custom_targets,
+    materialize_nodes,
     register_targets,
     run_checks,
     scalar_buffer_of,
@@ -274,7 +275,6 @@ class Jitted:
         t, leaves = self._lookup(args, kwargs, True)
         pending = [x._node for x in leaves if isinstance(x, Array) and x._node.buffer is None]
         if pending:
-            from ..core.executor import materialize_nodes
             materialize_nodes(pending, "jit arguments")
         check_buffers([x._node for x in leaves if isinstance(x, Array)])
         if t.compiled is None:  # nothing to compute: outputs are arguments or constants
@@ -324,7 +324,6 @@ class CompiledFunction:
                             "dtypes or static values; use jit() to compile per signature")
         pending = [x._node for x in leaves if isinstance(x, Array) and x._node.buffer is None]
         if pending:
-            from ..core.executor import materialize_nodes
             materialize_nodes(pending, "jit arguments")
         if self._trace.compiled is None:
             return _unflatten(self._trace.out_desc, list(self._trace.outs))
@@ -466,7 +465,6 @@ class _Loaded(CompiledFunction):
             raise TypeError("arguments differ from those the function was compiled for")
         pending = [x._node for x in leaves if isinstance(x, Array) and x._node.buffer is None]
         if pending:
-            from ..core.executor import materialize_nodes
             materialize_nodes(pending, "jit arguments")
         return self._trace.run(leaves)
 

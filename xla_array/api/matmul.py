@@ -16,7 +16,6 @@ from ..core import axes as _axes
 from ..core import dtypes as _dtypes
 from ..core import flags as _flags
 from ..core.graph import record
-from ..core.ops import linalg as _ops_linalg  # noqa: F401  (defines the blas_gemm op)
 from ..core.ops.structural import MATVEC, OPS, broadcast_shapes
 from ..kernels.blas import use_blas
 from ..kernels.rowpass import fuse

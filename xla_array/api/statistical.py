@@ -23,6 +23,7 @@ from ..core import axes as _axes
 from ..core import dtypes as _dtypes
 from ..core.dtypes import DType
 from ..core.graph import record
+from ..core.ops import sorting as _ops_sort  # noqa: F401  (registers cumreduce)
 from ..core.ops.structural import OPS
 from .array import Array, as_array, wrap
 from .dtype_functions import astype
@@ -149,7 +150,6 @@ def any(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
 
 def _cumulative(kind: str, x: Any, axis: Any, dtype: Any, include_initial: bool,
                 fname: str) -> Array:
-    from ..core.ops import sorting as _ops_sort  # noqa: F401  (registers cumreduce)
     from .manipulation import reshape
     x = _arr(x, fname)
     d = _acc_dtype(x, dtype, fname)

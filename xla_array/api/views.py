@@ -107,6 +107,11 @@ def reshaped_model(a: Any, shape: tuple) -> np.ndarray | None:
 # held while a write goes through views (write-back into bases, carrying into sibling views), so
 # that threads writing into sibling views of one base (SciPy's ndimage with output=out[i]) do
 # not lose each other's writes
+# ``base[key]`` and ``base[key] = value`` (api/indexing.py, which is built on Array):
+# array_methods.py installs them; a view of a basic key reads and writes its base through them
+index_get: Any = None
+index_set: Any = None
+
 LOCK = threading.RLock()
 
 # id(base) -> weak references to its views, so that a write into the base (or through another
@@ -161,3 +166,19 @@ def views_of(base: Any) -> list:
         else:
             del _children[id(base)]
     return live
+
+
+VIEW_ITEM = (int, slice, type(Ellipsis), type(None), np.integer)
+
+
+def is_view_key(key: Any, ndim: int) -> bool:
+    """Whether NumPy gives a view for ``x[key]``: basic items only, not an integer per axis."""
+    ks = key if type(key) is tuple else (key,)
+    ints = 0
+    for k in ks:
+        if type(k) is bool or isinstance(k, np.bool_) or not isinstance(k, VIEW_ITEM):
+            return False
+        if k is not None and k is not Ellipsis and type(k) is not slice:
+            ints += 1
+    return ints < ndim or ints < len(ks)
+

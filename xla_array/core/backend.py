@@ -165,7 +165,8 @@ def platforms() -> list[str]:
         with _LOCK:
             if _PLATFORMS is None:
                 found = ["cpu"]
-                from .backend_cuda import load_cuda_client  # GPU plugin discovery
+                # load order: backend_cuda (GPU plugin discovery) imports this module
+                from .backend_cuda import load_cuda_client
                 cuda = load_cuda_client()
                 if cuda is not None:
                     _CLIENTS["cuda"] = cuda

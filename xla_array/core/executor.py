@@ -21,9 +21,11 @@ import numpy as np
 from . import backend as _backend
 from . import flags as _flags
 from . import metrics as _metrics
+from . import registry
 from . import telemetry as _telemetry
 from .cache import disk, executables
 from .graph import BUFFER, SCALAR, Node, Placeholder, plan_graph, user_frame
+from .keys import explain_key
 from .lower import lower, scalar_groups
 from .ops.structural import order_free_reductions
 
@@ -202,38 +204,31 @@ def _guard(cause: str, where: tuple) -> None:
     log.warning(msg)
 
 
-# custom-call targets an executable may call, by the prefix of their names in its text; an
-# executable loaded from bytes (disk cache, xp.deserialize) needs them registered first
-_TARGETS = (("lapack", '"lapack_'), ("blas", '"xla_array_gemm_'),
-            ("rowpass", '"xla_array_rowpass"'), ("lu_perm", '"xla_array_lu_perm"'))
+# custom-call targets an executable may call, by the prefix of their names in its text: jaxlib's
+# LAPACK kernels and the native kernels of xla_array/kernels (registered in core/registry.py);
+# an executable loaded from bytes (disk cache, xp.deserialize) needs them registered first
+_LAPACK_MARK = '"lapack_'
 
 
 def custom_targets(text: str) -> list[str]:
-    """The kinds of custom-call targets a module's text calls ('lapack', 'blas', 'rowpass',
-    'lu_perm')."""
-    return [kind for kind, mark in _TARGETS if mark in text]
+    """The kinds of custom-call targets a module's text calls ('lapack' and the registered
+    kernels' kinds: 'blas', 'rowpass', 'lu_perm')."""
+    kinds = ["lapack"] if _LAPACK_MARK in text else []
+    return kinds + [k.kind for k in registry.KERNELS.values() if k.mark in text]
 
 
 def register_targets(kinds: list[str]) -> None:
     """Register the custom-call targets of these kinds; BackendError if one is unavailable.
     Every executable goes through here before it is compiled or loaded from bytes."""
-    if "lapack" in kinds:
-        _backend.register_lapack()
-    if "blas" in kinds:
-        from ..kernels import blas as _blas
-        if not _blas.available():
-            raise _backend.BackendError(f"the BLAS matmul kernel is unavailable here "
-                                        f"({_blas.error()})")
-    if "rowpass" in kinds:
-        from ..kernels import rowpass as _rowpass
-        if not _rowpass.available():
-            raise _backend.BackendError(f"the row-pass kernel is unavailable here "
-                                        f"({_rowpass.error()})")
-    if "lu_perm" in kinds:
-        from .ops.linalg import _PERM_KERNEL
-        if not _PERM_KERNEL.available():
-            raise _backend.BackendError(f"the LU permutation kernel is unavailable here "
-                                        f"({_PERM_KERNEL.error})")
+    for kind in kinds:
+        if kind == "lapack":
+            _backend.register_lapack()
+            continue
+        k = registry.KERNELS.get(kind)
+        if k is None:
+            raise _backend.BackendError(f"no native kernel of kind {kind!r} is registered")
+        if not k.available():
+            raise _backend.BackendError(f"the {k.title} is unavailable here ({k.error()})")
 
 
 def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
@@ -243,7 +238,6 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     materializations; the caller passes its arguments accordingly)."""
     limit = int(_flags.get("max_compiles"))
     if limit and _metrics.snapshot()["compiles"] >= limit:
-        from ..debug import explain_key
         raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
                            f"graph differs from the cached ones by: {explain_key(key)}")
     t0 = time.perf_counter()
@@ -379,6 +373,23 @@ def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None)
         for device, roots in by_device.items():
             _run(roots, device, counted, where)
             counted = None  # one materialization, however many devices it ran on
+
+
+def value_buffer(n: Node, cause: str) -> Any:
+    """The device buffer of ``n``'s value, computed first if pending (``cause`` says why)."""
+    if n.buffer is None:
+        materialize_nodes([n], cause)
+    buf = n.buffer
+    if type(buf) is Placeholder:
+        check_buffers([n])
+    return buf
+
+
+def value_host(n: Node, cause: str) -> np.ndarray:
+    """``n``'s value copied to the host (read-only NumPy array), computed first if pending."""
+    buf = value_buffer(n, cause)
+    _metrics.count("bytes_to_host", math.prod(n.shape) * n.dtype.itemsize)
+    return _backend.to_numpy(buf)
 
 
 def check_buffers(bufs: list[Node]) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from . import dtypes as _dtypes
 from . import flags as _flags
+from .devices import resolve
 from .dtypes import DType
 
 __all__ = ["Node", "buffer_leaf", "scalar_leaf", "record", "toposort", "user_frame"]
@@ -216,6 +217,11 @@ def record(op: OpDef, inputs: tuple, attrs: tuple = (), device: Any = None) -> N
     return n
 
 
+# Moving an operand to another device may compute it first (the executor, built on this
+# module): core/transfers.py installs its ``transfer(node, place) -> Node`` here when imported.
+transfer: Any = None
+
+
 def _mixed_devices(op: OpDef, inputs: tuple) -> tuple:
     """record() of operands on different placements, JAX's rule: the committed operands (and
     traced arguments, which cannot move) must share one placement (else ValueError); the
@@ -237,9 +243,7 @@ def _mixed_devices(op: OpDef, inputs: tuple) -> tuple:
         places = [x.device for x in inputs if x.op is not SCALAR]
         place = places[0]
         if any(p != place for p in places):
-            from .devices import resolve
             place = resolve(None)
-    from ..api.creation import transfer
     inputs = tuple([x if x.device is place or x.device == place else transfer(x, place)
                     for x in inputs])
     return inputs, place, max([x.depth for x in inputs]), committed

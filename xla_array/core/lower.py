@@ -11,6 +11,7 @@ import math
 import struct
 from typing import Any
 
+from . import dtypes as _dtypes
 from .dtypes import DType
 from .graph import Node
 
@@ -45,12 +46,7 @@ def dense(value: Any, dtype: DType) -> str:
     return f"({re_}, {im})"
 
 
-def _real_types() -> dict[int, DType]:
-    from . import dtypes as _dtypes
-    return {64: _dtypes.float32, 128: _dtypes.float64}
-
-
-_REAL = _real_types()
+_REAL = {64: _dtypes.float32, 128: _dtypes.float64}  # complex bits -> the parts' dtype
 
 
 class Emitter:

@@ -21,10 +21,15 @@ from __future__ import annotations
 
 import ctypes
 import os
+from typing import Any
 
 from ..core import dtypes as dt
 from ..core import flags as _flags
+from ..core import registry
 from ..core.devices import Device
+from ..core.lower import Emitter, tensor_type
+from ..core.ops.linalg import layout
+from ..core.ops.structural import HEAVY, convert, define
 from . import build as _kernels
 
 __all__ = ["available", "error", "use_blas", "TARGETS", "MIN_K", "MIN_MN", "MIN_FLOPS"]
@@ -128,3 +133,24 @@ def _load() -> None:
 
 
 _KERNEL = _kernels.Kernel("BLAS matmul kernel", "XLA's dot", _load)
+
+
+# ---------------------------------------------------------------- the op
+
+def _lower_blas_gemm(e: Emitter, n: Any, a: list) -> str:
+    """``op(A) @ op(B)`` per batch element through ``xla_array_gemm_<ta><tb>``."""
+    _shape, d, ta, tb = n.attrs
+    vals = [convert(e, v, x.shape, x.dtype, d) for v, x in zip(a, n.inputs)]
+    lay = layout(len(n.shape), False)
+    return e.op("stablehlo.custom_call", vals, tensor_type(n.shape, d),
+                f'api_version = 4 : i32, backend_config = {{}}, '
+                f'call_target_name = "{TARGETS[(ta, tb)]}", '
+                f'operand_layouts = [{lay}, {lay}], result_layouts = [{lay}]')
+
+
+# inputs (a, b): matrices or stacks with equal batch dims (row-major); attrs: (shape, dtype,
+# ta, tb): the product op(a) @ op(b), op transposing the last two dims where the flag is set
+define("blas_gemm", lambda ins, attrs: (attrs[0], attrs[1]), _lower_blas_gemm, weight=HEAVY)
+
+registry.register(registry.Kernel("blas", '"xla_array_gemm_', "BLAS matmul kernel", available,
+                                  error))

@@ -37,6 +37,7 @@ import threading
 from typing import Any
 
 from ..core import backend as _backend
+from ..core.cache import disk
 
 __all__ = ["Kernel", "handler_kernel", "library", "register", "source"]
 
@@ -136,7 +137,6 @@ def _digest(src: str) -> str:
 
 
 def _folder() -> str:
-    from ..core.cache import disk
     d = disk.folder()
     if d is not None:
         native = os.path.join(d, "native")

@@ -21,8 +21,12 @@ from typing import Any
 
 from ..core import dtypes as dt
 from ..core import flags as _flags
+from ..core import registry
 from ..core.devices import Device
 from ..core.graph import SCALAR
+from ..core.lower import Emitter, tensor_type
+from ..core.ops.linalg import layout
+from ..core.ops.structural import define
 from . import build as _kernels
 
 __all__ = ["available", "error", "fuse", "TARGET", "MIN_SIZE", "MIN_ROWS", "OPCODES"]
@@ -180,3 +184,23 @@ def _walk(X: Any, v: Any, n: int, dtype: Any) -> tuple[tuple, tuple] | None:
     if w is None or len(prog) // 4 > _MAX_PROG or reg[v] != len(prog) // 4:
         return None
     return (X, w, *vecs, *scalars), tuple(prog)
+
+
+# ---------------------------------------------------------------- the op
+
+def _lower_rowpass(e: Emitter, n: Any, a: list) -> str:
+    """``X.T @ f(X @ w)`` through ``xla_array_rowpass``."""
+    shape, d, program = n.attrs
+    lays = ", ".join(layout(len(x.shape), False) for x in n.inputs)
+    return e.op("stablehlo.custom_call", a, tensor_type(shape, d),
+                f'api_version = 4 : i32, backend_config = {{program = array<i64'
+                f'{": " + ", ".join(map(str, program)) if program else ""}>}}, '
+                f'call_target_name = "{TARGET}", '
+                f'operand_layouts = [{lays}], result_layouts = [{layout(1, False)}]')
+
+
+# inputs (X, w, row vectors..., scalars...); attrs: ((d,), dtype, program): X.T @ f(X @ w),
+# f given as the kernel's program (opcodes in OPCODES)
+define("rowpass", lambda ins, attrs: (attrs[0], attrs[1]), _lower_rowpass, weight=4)
+
+registry.register(registry.Kernel("rowpass", f'"{TARGET}"', "row-pass kernel", available, error))

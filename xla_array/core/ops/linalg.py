@@ -1,4 +1,4 @@
-"""The op table, part 3: linear algebra and FFT ops, plus Array-level helpers built on them.
+"""Linear algebra and FFT ops (their Array-level recording: ``api/linalg_ops.py``).
 
 Native StableHLO ops: ``triangular_solve``, ``fft`` and (off CPU) ``cholesky``. Everything else
 goes through jaxlib's LAPACK FFI kernels (``lapack_{s,d,c,z}<name>_ffi``) with one generic op,
@@ -9,8 +9,8 @@ first time such an op is recorded or lowered (``_backend.register_lapack``; it i
 
 ``lu_permutation`` turns LAPACK's 1-based sequential row swaps (``ipiv``) into a 0-based
 permutation with a ``stablehlo.while`` loop over the swaps (one gather and one scatter per
-swap for the whole stack); on CPU, ``lu_permutation_kernel`` does the same in the native
-kernel ``kernels/native/lu_perm_ffi.c`` (``xla_array_lu_perm``), ~1 ms less per 512x512 solve.
+swap for the whole stack); on CPU, ``kernels/lu_perm.py`` does the same in a native kernel,
+~1 ms less per 512x512 solve.
 """
 
 from __future__ import annotations
@@ -18,23 +18,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...api.array import Array, wrap
-from ...kernels import blas as _blas
-from ...kernels import build as _kernels
-from ...kernels import rowpass as _rowpass
 from .. import backend as _backend
 from .. import dtypes as dt
-from ..devices import Device
-from ..dtypes import DType
-from ..graph import record
 from ..lower import Emitter, tensor_type
-from .structural import DECOMP, HEAVY, OPS, bcast, compare, convert, define, i64s, record_multi
+from .structural import DECOMP, bcast, compare, define, i64s
 
-__all__ = ["lapack", "getrf", "pivots_to_perm", "tri_solve", "cholesky_lower", "nan_where",
-           "make_complex", "fft_node", "LAPACK_DTYPES"]
+__all__ = ["LAPACK_DTYPES", "LAPACK_PREFIX", "layout", "char", "infer_permutation"]
 
 LAPACK_DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
-_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+LAPACK_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
 
 def _multi(inputs: tuple, attrs: tuple) -> tuple:
@@ -43,7 +35,7 @@ def _multi(inputs: tuple, attrs: tuple) -> tuple:
 
 # ---------------------------------------------------------------- LAPACK custom call
 
-def _layout(ndim: int, column_major: bool) -> str:
+def layout(ndim: int, column_major: bool) -> str:
     if column_major and ndim >= 2:
         dims = (ndim - 2, ndim - 1) + tuple(range(ndim - 3, -1, -1))
     else:
@@ -56,8 +48,8 @@ def _lower_lapack(e: Emitter, n: Any, a: list) -> str:
     target, config, outs, alias = n.attrs
     _backend.register_lapack()
     nd = max(len(x.shape) for x in n.inputs)
-    op_l = ", ".join(_layout(len(x.shape), len(x.shape) == nd) for x in n.inputs)
-    res_l = ", ".join(_layout(len(s), len(s) == nd) for s, _ in outs)
+    op_l = ", ".join(layout(len(x.shape), len(x.shape) == nd) for x in n.inputs)
+    res_l = ", ".join(layout(len(s), len(s) == nd) for s, _ in outs)
     cfg = ", ".join(f"{k} = {v}" for k, v in config)
     attrs = (f'api_version = 4 : i32, backend_config = {{{cfg}}}, '
              f'call_target_name = "{target}", operand_layouts = [{op_l}], '
@@ -72,65 +64,6 @@ def _lower_lapack(e: Emitter, n: Any, a: list) -> str:
 
 # attrs: (target, ((attr name, "value : type"), ...), ((shape, dtype) per result), alias 0->0)
 define("lapack", _multi, _lower_lapack, nout=2, weight=DECOMP)
-
-
-def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple, DType]],
-           config: tuple = (), alias: bool | int = True, keep: bool = True) -> list[Array]:
-    """Record LAPACK FFI kernel ``lapack_<s|d|c|z><base>`` on ``inputs``; one Array per result.
-
-    ``config`` holds the kernel's attributes as (name, "value : type") pairs, e.g.
-    ``(("mode", "86 : ui8"),)``; ``alias`` makes result 0 reuse operand 0's buffer (True) or
-    operand ``alias``'s (an int), or no operand's (False). ``keep=False`` when the caller
-    returns a single array built from the results (``record_multi``); a single result is
-    never kept: it is an ordinary intermediate.
-    """
-    dev = inputs[0].device
-    if dev.platform != "cpu":
-        raise ValueError(f"linalg: the LAPACK kernel {base} runs on CPU devices only; the "
-                         f"array is on {dev} (move it with to_device)")
-    _backend.register_lapack()
-    target = f"lapack_{_PREFIX[dtype.name]}{base}"
-    outs_t = tuple((tuple(s), d) for s, d in outs)
-    nodes = record_multi(OPS["lapack"], tuple(x._node for x in inputs),
-                         (target, tuple(config), outs_t, alias), list(outs_t),
-                         keep and len(outs_t) > 1)
-    return [wrap(n) for n in nodes]
-
-
-# ---------------------------------------------------------------- BLAS matmul custom call
-
-def _lower_blas_gemm(e: Emitter, n: Any, a: list) -> str:
-    """``op(A) @ op(B)`` per batch element through ``xla_array_gemm_<ta><tb>`` (see ``_blas``)."""
-    _shape, d, ta, tb = n.attrs
-    vals = [convert(e, v, x.shape, x.dtype, d) for v, x in zip(a, n.inputs)]
-    lay = _layout(len(n.shape), False)
-    return e.op("stablehlo.custom_call", vals, tensor_type(n.shape, d),
-                f'api_version = 4 : i32, backend_config = {{}}, '
-                f'call_target_name = "{_blas.TARGETS[(ta, tb)]}", '
-                f'operand_layouts = [{lay}, {lay}], result_layouts = [{lay}]')
-
-
-# inputs (a, b): matrices or stacks with equal batch dims (row-major); attrs: (shape, dtype,
-# ta, tb): the product op(a) @ op(b), op transposing the last two dims where the flag is set
-define("blas_gemm", lambda ins, attrs: (attrs[0], attrs[1]), _lower_blas_gemm, weight=HEAVY)
-
-
-# ---------------------------------------------------------------- X.T @ f(X @ w) in one pass
-
-def _lower_rowpass(e: Emitter, n: Any, a: list) -> str:
-    """``X.T @ f(X @ w)`` through ``xla_array_rowpass`` (see ``_rowpass``)."""
-    shape, d, program = n.attrs
-    lays = ", ".join(_layout(len(x.shape), False) for x in n.inputs)
-    return e.op("stablehlo.custom_call", a, tensor_type(shape, d),
-                f'api_version = 4 : i32, backend_config = {{program = array<i64'
-                f'{": " + ", ".join(map(str, program)) if program else ""}>}}, '
-                f'call_target_name = "{_rowpass.TARGET}", '
-                f'operand_layouts = [{lays}], result_layouts = [{_layout(1, False)}]')
-
-
-# inputs (X, w, row vectors..., scalars...); attrs: ((d,), dtype, program): X.T @ f(X @ w),
-# f given as the kernel's program (opcodes in _rowpass.OPCODES)
-define("rowpass", lambda ins, attrs: (attrs[0], attrs[1]), _lower_rowpass, weight=4)
 
 
 def char(c: str) -> str:
@@ -158,39 +91,9 @@ define("triangular_solve", lambda ins, attrs: (ins[1].shape, ins[1].dtype), _low
        weight=DECOMP)
 
 
-def cholesky_lower(x: Array, keep: bool = True) -> tuple[Array, Array | None]:
-    """(lower Cholesky factor, info or None). On CPU, LAPACK potrf (compiles ~4x and runs up
-    to ~9x faster than XLA's expansion of ``stablehlo.cholesky``); elsewhere the native op.
-    The strict upper triangle of the factor is left as garbage: apply ``tril``."""
-    if x.device.platform == "cpu":
-        low, info = lapack("potrf_ffi", x.dtype, [x], [(x.shape, x.dtype),
-                                                       (x.shape[:-2], dt.int32)],
-                           (("uplo", char("L")),), keep=keep)
-        return low, info
-    return wrap(record(OPS["cholesky"], (x._node,), (True,))), None
-
-
-def tri_solve(a: Array, b: Array, *, lower: bool, unit: bool = False, left: bool = True,
-              trans: str = "NO_TRANSPOSE") -> Array:
-    """Solve ``op(a) x = b`` (left) or ``x op(a) = b`` with triangular ``a``; the batch
-    dimensions of ``a`` and ``b`` are broadcast together first."""
-    from ...api.manipulation import broadcast_to
-    from .structural import broadcast_shapes
-    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a = broadcast_to(a, batch + a.shape[-2:])
-    b = broadcast_to(b, batch + b.shape[-2:])
-    if a.device.platform == "cpu" and a.size and b.size and a.dtype.name in _PREFIX:
-        # LAPACK/BLAS trsm (as jax on CPU): XLA's own expansion runs ~2.5x slower
-        t = {"NO_TRANSPOSE": "N", "TRANSPOSE": "T", "ADJOINT": "C"}[trans]
-        return lapack("trsm_ffi", a.dtype, [a, b], [(b.shape, b.dtype)],
-                      (("side", char("L" if left else "R")), ("uplo", char("L" if lower else "U")),
-                       ("trans_x", char(t)), ("diag", char("U" if unit else "N"))), alias=1)[0]
-    return wrap(record(OPS["triangular_solve"], (a._node, b._node), (left, lower, unit, trans)))
-
-
 # ---------------------------------------------------------------- LU pivots -> permutation
 
-def _infer_perm(inputs: tuple, attrs: tuple) -> tuple:
+def infer_permutation(inputs: tuple, attrs: tuple) -> tuple:
     return inputs[0].shape[:-1] + (attrs[0],), dt.int32
 
 
@@ -252,59 +155,7 @@ def _lower_perm(e: Emitter, n: Any, a: list) -> str:
 
 
 # input: 1-based int32 pivots (..., k); attrs: (m,); result: 0-based int32 permutation (..., m)
-define("lu_permutation", _infer_perm, _lower_perm)
-
-
-def getrf(x: Array, keep: bool = True) -> tuple[Array, Array, Array]:
-    """LU with partial pivoting of a stack of square matrices: (packed LU, 1-based int32
-    pivots, info); ``info > 0`` flags an exactly singular U. ``keep``: see ``lapack``."""
-    *batch, m, n = x.shape
-    lu, piv, info = lapack("getrf_ffi", x.dtype, [x], [(x.shape, x.dtype),
-                                                        ((*batch, min(m, n)), dt.int32),
-                                                        (tuple(batch), dt.int32)], keep=keep)
-    return lu, piv, info
-
-
-def _lower_perm_kernel(e: Emitter, n: Any, a: list) -> str:
-    op_l, res_l = _layout(len(n.inputs[0].shape), False), _layout(len(n.shape), False)
-    return e.op("stablehlo.custom_call", a, tensor_type(n.shape, dt.int32),
-                f'api_version = 4 : i32, backend_config = {{}}, '
-                f'call_target_name = "{_PERM_TARGET}", operand_layouts = [{op_l}], '
-                f'result_layouts = [{res_l}]')
-
-
-# the same through the native kernel (kernels/native/lu_perm_ffi.c), on CPU where it could be built
-define("lu_permutation_kernel", _infer_perm, _lower_perm_kernel)
-
-_PERM_TARGET = "xla_array_lu_perm"
-
-
-_PERM_KERNEL = _kernels.handler_kernel("LU permutation kernel", "an XLA loop", "lu_perm_ffi",
-                                       "xa_lu_perm", _PERM_TARGET)
-
-
-def pivots_to_perm(piv: Array, m: int) -> Array:
-    """The 0-based row permutation ``perm`` of getrf's pivots: ``x[..., perm, :] == L @ U``.
-    On a CPU device, a native kernel (O(m) per matrix); elsewhere, or if the kernel cannot
-    be built, an XLA loop over the pivots (~1-2 us per pivot on XLA:CPU)."""
-    dev = piv.device
-    kernel = type(dev) is Device and dev.platform == "cpu" and _PERM_KERNEL.available()
-    op = OPS["lu_permutation_kernel" if kernel else "lu_permutation"]
-    return wrap(record(op, (piv._node,), (m,)))
-
-
-def make_complex(re: Array, im: Array) -> Array:
-    return wrap(record(OPS["complex"], (re._node, im._node), ()))
-
-
-def nan_where(bad: Array, x: Array) -> Array:
-    """``x`` with every matrix (or vector) of the stack whose ``bad`` flag is set made NaN."""
-    from ...api.manipulation import reshape
-    from ...api.searching import where
-    extra = x.ndim - bad.ndim
-    flag = reshape(bad, bad.shape + (1,) * extra) if extra else bad
-    nan = complex(float("nan"), float("nan")) if x.dtype.kind == "c" else float("nan")
-    return where(flag, nan, x)
+define("lu_permutation", infer_permutation, _lower_perm)
 
 
 define("complex", lambda ins, attrs: (ins[0].shape, dt.complex_of(ins[0].dtype)),
@@ -325,7 +176,3 @@ def _lower_fft(e: Emitter, n: Any, a: list) -> str:
 
 # attrs: (FFT|IFFT|RFFT|IRFFT, fft_length over the trailing 1-3 dims, out shape, out dtype)
 define("fft", _infer_fft, _lower_fft, weight=DECOMP)
-
-
-def fft_node(x: Array, kind: str, lengths: tuple, shape: tuple, dtype: DType) -> Array:
-    return wrap(record(OPS["fft"], (x._node,), (kind, tuple(lengths), tuple(shape), dtype)))

@@ -12,6 +12,7 @@ import weakref
 from typing import Any
 
 from .. import dtypes as dt
+from .. import graph as _graph
 from ..dtypes import DType
 from ..graph import OpDef
 from ..lower import Emitter, tensor_type
@@ -421,10 +422,9 @@ def record_multi(op: OpDef, inputs: tuple, attrs: tuple,
     ``get`` node per result; returns the ``get`` nodes (what Arrays should hold). ``keep``:
     results are written back whenever computed (False: only where an Array holds them, for
     callers that return one array built from all of them)."""
-    from ..graph import record
     get = OPS["get" if keep else "get_internal"]
-    m = record(op, inputs, attrs)
-    gets = [record(get, (m,), (i, tuple(s), d)) for i, (s, d) in enumerate(outs)]
+    m = _graph.record(op, inputs, attrs)
+    gets = [_graph.record(get, (m,), (i, tuple(s), d)) for i, (s, d) in enumerate(outs)]
     # the op remembers its results weakly: a graph computing one of them also writes back the
     # live siblings (U, s, Vt = svd(x); float(s[0]) must not leave U and Vt to a second svd)
     m.value = tuple([weakref.ref(g) for g in gets])
