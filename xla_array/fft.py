@@ -22,7 +22,7 @@ import operator
 from typing import Any, Sequence
 
 from .api.array import Array, as_array, wrap
-from .api.creation import _iota
+from .api.creation import iota
 from .api.dtype_functions import astype
 from .api.elementwise import conj
 from .api.linalg_ops import fft_node
@@ -280,7 +280,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     if n < 0:
         raise ValueError(f"fft.fftfreq(): n must be non-negative, got {n}")
     out_d = _freq_dtype(dtype, "fftfreq")
-    i = _iota(n, dt.int64, resolve(device))
+    i = iota((n,), 0, resolve(device), dt.int64)
     k = where(i < (n + 1) // 2, i, i - n)
     return astype(astype(k, dt.float64) / (float(d) * n), out_d)
 
@@ -291,7 +291,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
     if n < 0:
         raise ValueError(f"fft.rfftfreq(): n must be non-negative, got {n}")
     out_d = _freq_dtype(dtype, "rfftfreq")
-    i = _iota(n // 2 + 1, dt.float64, resolve(device))
+    i = iota((n // 2 + 1,), 0, resolve(device), dt.float64)
     return astype(i / (float(d) * n), out_d)
 
 

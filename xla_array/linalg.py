@@ -32,7 +32,7 @@ import operator
 from typing import Any, NamedTuple
 
 from .api.array import Array, as_array, wrap
-from .api.creation import _iota, arange, eye, full, tril, triu, zeros
+from .api.creation import arange, eye, full, iota, tril, triu, zeros
 from .api.dtype_functions import astype
 from .api.elementwise import abs as _abs
 from .api.elementwise import conj, isfinite, isnan, log, logical_not, not_equal, sign, sqrt
@@ -335,7 +335,7 @@ def _permute_rows(b: Array, perm: Array) -> Array:
     rows = reshape(broadcast_to(b, batch + (m, k)), (nb * m, k))
     idx = reshape(broadcast_to(perm, batch + (m,)), (nb, m))
     if nb > 1:
-        idx = idx + _iota(0, dt.int32, b.device, (nb, 1), 0) * m
+        idx = idx + iota((nb, 1), 0, b.device, dt.int32) * m
     return reshape(take_in_bounds(rows, reshape(idx, (nb * m,)), 0), batch + (m, k))
 
 

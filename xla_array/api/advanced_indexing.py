@@ -52,6 +52,8 @@ from ..core.graph import SCALAR, Node, Placeholder, record, scalar_leaf
 from ..core.ops.indexing import INDEX_CHECK, index_error
 from ..core.ops.structural import OPS, broadcast_shapes
 from .array import Array, host_leaf, wrap
+from .indexing import getitem, value_node
+from .indexing import setitem as basic_setitem
 
 __all__: list[str] = []  # (nothing for the namespace: indexing goes through Array)
 
@@ -263,7 +265,6 @@ def _sliced(node: Node, plan: Plan) -> tuple[Node, tuple]:
     full = all(en.indices(n) == (0, n, 1) for en, n in zip(key, node.shape))
     if full:
         return node, ()
-    from .indexing import getitem
     return getitem(Array(node), key)._node, key
 
 
@@ -377,8 +378,6 @@ def _lazy_mask_set(x: Array, ents: list, v: Node) -> Array | None:
 
 def setitem_advanced(x: Array, key: Any, value: Any) -> Array:
     """The array ``x`` with ``x[key] = value`` for keys holding integer arrays or masks."""
-    from .indexing import setitem as basic_setitem
-    from .indexing import value_node
     ents = _expand(x.shape, key)
     v = value_node(x, value)
     lazy = _lazy_mask_set(x, ents, v)

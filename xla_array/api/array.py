@@ -416,8 +416,12 @@ def as_array(x: Any, fname: str) -> Array:
     if isinstance(x, Array):
         return x
     if isinstance(x, (np.ndarray, np.generic)):
-        from .creation import asarray
-        return asarray(x)
+        a = np.asarray(x)
+        try:
+            d = _dtypes.from_numpy(a.dtype)
+        except TypeError:
+            raise TypeError(f"{fname}(): unsupported dtype {a.dtype}") from None
+        return Array(host_leaf(a, None, d))
     raise TypeError(f"{fname}() expects an array, got {type(x).__name__}")
 
 

@@ -26,6 +26,9 @@ from ..core.graph import (
 from ..core.ops.structural import OPS, check_shape
 from ..core.transfers import copy_to
 from .array import Array, as_array, host_leaf, wrap
+from .dtype_functions import astype
+from .elementwise import select
+from .manipulation import broadcast_to, reshape
 
 __all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
            "full_like", "arange", "linspace", "eye", "from_dlpack", "meshgrid", "tril", "triu",
@@ -101,7 +104,6 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
         if d is not None and d is not out.dtype:
             if copy is False:
                 raise ValueError("asarray(copy=False) cannot change the dtype without a copy")
-            from .dtype_functions import astype
             out = astype(out, d)
         return _commit(Array(out._node) if out is obj and copy else out, device)
     if copy is False:
@@ -236,8 +238,9 @@ def full_like(x: Array, /, fill_value: bool | complex, *, dtype: Any = None,
     return _commit(_like_committed(full(x.shape, fill_value, dtype=d, device=dev), x), device)
 
 
-def _iota(n: int, d: DType, dev: Any, shape: tuple | None = None, dim: int = 0) -> Array:
-    return Array(record(OPS["iota"], (), (shape or (n,), dim, d), device=dev))
+def iota(shape: tuple, dim: int, device: Any, dtype: DType = _dtypes.int64) -> Array:
+    """Indices along ``dim`` of an array of ``shape`` (recorded, never on the host)."""
+    return wrap(record(OPS["iota"], (), (tuple(shape), dim, dtype), device=device))
 
 
 @_placed
@@ -263,13 +266,12 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     if d.kind in "iu" and not isfloat:
         if n <= 1:  # no step is taken (it may not even fit the dtype)
             return full((n,), int(start) if n else 0, dtype=d, device=dev)
-        base = _iota(n, d, dev)
+        base = iota((n,), 0, dev, d)
         if step < 0:  # start - i*|step|: unsigned dtypes cannot hold the negative step
             return int(start) - base * (-int(step))
         return base * int(step) + int(start) if (step, start) != (1, 0) else base
-    from .dtype_functions import astype
     ct = d if d.kind == "f" else _dtypes.float64
-    out = _iota(n, ct, dev) * float(step) + float(start)
+    out = iota((n,), 0, dev, ct) * float(step) + float(start)
     return astype(out, d) if ct is not d else out
 
 
@@ -289,14 +291,12 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     _allocation((num,), d, dev, "linspace")
     div = (num - 1) if endpoint else num
     ct = _dtypes.complex128 if d.kind == "c" else _dtypes.float64
-    i = _iota(num, ct, dev)
+    i = iota((num,), 0, dev, ct)
     step = (stop - start) / div if div > 0 else 0.0
     out = i * step + start
     if endpoint and num > 1:
-        from .searching import where
-        out = where(_iota(num, _dtypes.int64, dev) == num - 1, full((num,), stop, dtype=ct,
+        out = select(iota((num,), 0, dev, _dtypes.int64) == num - 1, full((num,), stop, dtype=ct,
                                                                        device=dev), out)
-    from .dtype_functions import astype
     return astype(out, d) if d is not ct else out
 
 
@@ -309,9 +309,8 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     dev = resolve(device)
     shape = (n_rows, n_cols)
     _allocation(shape, d, dev, "eye")
-    r = _iota(0, _dtypes.int64, dev, shape, 0)
-    c = _iota(0, _dtypes.int64, dev, shape, 1)
-    from .dtype_functions import astype
+    r = iota(shape, 0, dev, _dtypes.int64)
+    c = iota(shape, 1, dev, _dtypes.int64)
     k = max(-n_rows, min(n_cols, operator.index(k)))  # same result; fits any index dtype
     return astype((c - r) == k, d)
 
@@ -321,12 +320,11 @@ def _tri(x: Array, k: int, lower: bool) -> Array:
     if x.ndim < 2:
         raise ValueError("tril()/triu() need an array of at least 2 dimensions")
     shape = x.shape[-2:]
-    r = _iota(0, _dtypes.int64, x.device, shape, 0)
-    c = _iota(0, _dtypes.int64, x.device, shape, 1)
+    r = iota(shape, 0, x.device, _dtypes.int64)
+    c = iota(shape, 1, x.device, _dtypes.int64)
     k = max(-shape[0], min(shape[1], operator.index(k)))  # same result; fits int64
     keep = (c - r) <= k if lower else (c - r) >= k
-    from .searching import where
-    return where(keep, x, zeros((), dtype=x.dtype, device=x.device))
+    return select(keep, x, zeros((), dtype=x.dtype, device=x.device))
 
 
 def tril(x: Array, /, *, k: int = 0) -> Array:
@@ -353,7 +351,6 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
     if indexing == "xy" and len(arrays) > 1:
         sizes[0], sizes[1] = sizes[1], sizes[0]
     out = []
-    from .manipulation import broadcast_to, reshape
     for i, a in enumerate(arrays):
         pos = i
         if indexing == "xy" and len(arrays) > 1 and i < 2:

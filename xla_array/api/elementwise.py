@@ -10,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..core import dtypes as _dtypes
 from ..core.graph import record
 from ..core.ops.elementwise import ELEMENTWISE, dtypes_for
 from ..core.ops.structural import OPS
 from .array import Array, as_array, as_node, operand_nodes, wrap
+from .dtype_functions import astype
+from .manipulation import broadcast_to
 
 __all__ = sorted(ELEMENTWISE) + ["clip"]
 
@@ -119,13 +122,21 @@ for _name, (_arity, *_rest) in ELEMENTWISE.items():
     globals()[_name] = _make(_name, _arity)
 
 
+def select(condition: Array, x1: Any, x2: Any) -> Array:
+    """``where(condition, x1, x2)``: elements of ``x1`` where ``condition`` holds, else of
+    ``x2``, broadcast together (``searching.where`` adds the one-argument form)."""
+    condition = as_array(condition, "where")
+    a, b = operand_nodes("where", x1, x2) if (isinstance(x1, Array) or isinstance(x2, Array)) \
+        else operand_nodes("where", condition, x1)[1:] + operand_nodes("where", condition, x2)[1:]
+    d = _dtypes.promote(a.dtype, b.dtype)
+    return wrap(record(OPS["select"], (condition._node, a, b), (d,)))
+
+
 def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:
     """Clamp ``x`` to [min, max]; bounds may be scalars or arrays (broadcast to ``x``)."""
     x = as_array(x, "clip")
     if x.dtype.kind not in "iuf":
         raise TypeError(f"clip() needs a real numeric array, got {x.dtype.name}")
-    from .dtype_functions import astype
-    from .manipulation import broadcast_to
     out = x
     for bound, op in ((min, "maximum"), (max, "minimum")):
         if bound is None:

@@ -7,8 +7,7 @@ import operator
 
 from ..core import dtypes as _dtypes
 from .array import Array, as_array
-from .creation import _iota as iota
-from .creation import zeros
+from .creation import iota, zeros
 from .linalg_ops import diagonal
 from .manipulation import concat, reshape
 from .searching import where
@@ -27,8 +26,8 @@ def diag(v: Array, k: int = 0) -> Array:
         raise ValueError(f"diag(): input must be 1-D or 2-D, got {v.ndim}-D")
     n = v.shape[0] + abs(k)
     padded = concat([v, zeros((abs(k),), dtype=v.dtype, device=v.device)]) if k else v
-    r = iota(0, _dtypes.int64, v.device, (n, n), 0)
-    c = iota(0, _dtypes.int64, v.device, (n, n), 1)
+    r = iota((n, n), 0, v.device, _dtypes.int64)
+    c = iota((n, n), 1, v.device, _dtypes.int64)
     # row r holds v[r] at column r + k (k >= 0); column c holds v[c] at row c - k (k < 0)
     along = reshape(padded, (n, 1) if k >= 0 else (1, n))
     return where((c - r) == k, along, zeros((), dtype=v.dtype, device=v.device))

@@ -124,6 +124,7 @@ def getitem(x: Array, key: Any) -> Array:
     _check(x)
     ks = key if isinstance(key, tuple) else (key,)
     if any(_is_array_key(k) for k in ks):
+        # load order: advanced_indexing is built on this module's basic indexing
         from .advanced_indexing import getitem_advanced
         return getitem_advanced(x, key)
     b = parse_basic(x.shape, key)
@@ -238,6 +239,7 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     _check(x)
     ks = key if isinstance(key, tuple) else (key,)
     if any(_is_array_key(k) for k in ks):
+        # load order: advanced_indexing is built on this module's basic indexing
         from .advanced_indexing import setitem_advanced
         return setitem_advanced(x, key, value)
     b = parse_basic(x.shape, key)

@@ -15,6 +15,7 @@ from ..core.ops.structural import OPS
 from ..core.ops.structural import broadcast_shapes as _bshapes
 from . import views as _views
 from .array import Array, as_array, wrap
+from .dtype_functions import astype
 
 __all__ = ["reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "broadcast_shapes",
            "expand_dims", "squeeze", "concat", "stack", "flip", "moveaxis", "roll", "tile",
@@ -141,7 +142,6 @@ def concat(arrays: Any, /, *, axis: int | None = 0) -> Array:
                              f"axis {ax}")
     d = _dtypes.result_type(*arrays)
     if len(arrays) == 1:
-        from .dtype_functions import astype
         return astype(arrays[0], d)
     return wrap(record(OPS["concat"], tuple(a._node for a in arrays), (ax, d)))
 

@@ -1,6 +1,10 @@
-"""``xla_array.materialize``: compute several arrays in one executable."""
+"""``xla_array.materialize``: compute several arrays in one executable; ``host_values`` for
+the namespace functions whose result shape depends on values (``nonzero``, ``unique_*``,
+``repeat``)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..core import backend as _backend
 from ..core.executor import materialize_nodes
@@ -38,3 +42,11 @@ def block_until_ready(*arrays: Array) -> None:
     nodes = _nodes(arrays)
     materialize_nodes(nodes, "materialize", user_frame())
     _backend.block([n.buffer for n in nodes])
+
+
+def host_values(cause: str, *arrays: Array, keep: tuple = ()) -> list[np.ndarray]:
+    """Compute ``arrays`` and ``keep`` in one executable (with every live pending array they
+    depend on, so intermediates held by the caller stay on the device); copy only ``arrays``
+    to the host."""
+    materialize_nodes([a._node for a in arrays + tuple(keep)], cause)
+    return [a._host(cause) for a in arrays]

@@ -20,6 +20,9 @@ from ..core.ops.structural import MATVEC, OPS, broadcast_shapes
 from ..kernels.blas import use_blas
 from ..kernels.rowpass import fuse
 from .array import Array, as_array, wrap
+from .elementwise import conj
+from .manipulation import broadcast_to, permute_dims, reshape
+from .statistical import sum as _sum
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
@@ -48,7 +51,6 @@ def matrix_transpose(x: Array, /) -> Array:
     x = _arr(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError("matrix_transpose() needs an array of at least 2 dimensions")
-    from .manipulation import permute_dims
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
     return permute_dims(x, perm)
 
@@ -90,7 +92,6 @@ def matmul(x1: Array, x2: Array, /) -> Array:
             op = MATVEC
         attrs = (shape, d, (), (), (0 if ta else len(sa) - 1,), (1 if tb else 0,)) + _precision()
         return wrap(record(op, (na, nb), attrs))
-    from .manipulation import broadcast_to, reshape
     va, vb = a.ndim == 1, b.ndim == 1
     if va:
         a = reshape(a, (1, a.shape[0]))
@@ -153,7 +154,5 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     na, nb = ax - len(shape) + a.ndim, ax - len(shape) + b.ndim
     if na < 0 or nb < 0 or a.shape[na] != b.shape[nb]:
         raise ValueError(f"vecdot(): shapes {a.shape} and {b.shape} differ on axis {axis}")
-    from .elementwise import conj
-    from .statistical import sum as _sum
     prod = (conj(a) if a.dtype.kind == "c" else a) * b
     return _sum(prod, axis=ax, dtype=prod.dtype)

@@ -11,6 +11,7 @@ in NumPy. Nothing here computes anything: every method records ops like the func
 from __future__ import annotations
 
 import operator
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -19,14 +20,28 @@ from ..core import axes as _axes
 from ..core import dtypes as _dtypes
 from ..core.graph import record
 from ..core.ops import structural as _ops
+from . import (
+    creation,
+    dtype_functions,
+    elementwise,
+    manipulation,
+    matmul,
+    searching,
+    sorting,
+    statistical,
+    utility,
+)
 from .array import Array, wrap
+from .linalg_ops import diagonal as _diagonal
 
 __all__ = ["install"]
 
 
-def _xp() -> Any:
-    import xla_array
-    return xla_array
+# the namespace functions the methods call, by name (this module sits below the package's
+# __init__, which assembles the same functions into the namespace)
+xp = SimpleNamespace(**{name: getattr(m, name) for m in (
+    creation, dtype_functions, elementwise, manipulation, matmul, searching, sorting, statistical,
+    utility) for name in m.__all__})
 
 
 def _out(result: Array, out: Any) -> Array:
@@ -49,14 +64,14 @@ def _reduction(name: str, with_dtype: bool) -> Any:
                keepdims: bool = False, **kwargs: Any) -> Array:
         if kwargs:
             raise TypeError(f"{name}() got unexpected keyword arguments {sorted(kwargs)}")
-        fn = getattr(_xp(), name)
+        fn = getattr(xp, name)
         x = self
         if dtype is not None:
             if not with_dtype:
                 raise TypeError(f"{name}() got an unexpected keyword argument 'dtype'")
             if name in ("sum", "prod"):
                 return _out(fn(x, axis=axis, dtype=dtype, keepdims=keepdims), out)
-            x = _xp().astype(x, dtype)
+            x = xp.astype(x, dtype)
         return _out(fn(x, axis=axis, keepdims=keepdims), out)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"NumPy's ``x.{name}(axis, ...)``: ``xla_array.{name}(x, axis=...)``."
@@ -66,9 +81,9 @@ def _reduction(name: str, with_dtype: bool) -> Any:
 def _moment(name: str) -> Any:
     def method(self: Array, axis: Any = None, dtype: Any = None, out: Any = None, ddof: Any = 0,
                keepdims: bool = False, *, correction: Any = None) -> Array:
-        x = self if dtype is None else _xp().astype(self, dtype)
+        x = self if dtype is None else xp.astype(self, dtype)
         c = ddof if correction is None else correction
-        return _out(getattr(_xp(), name)(x, axis=axis, correction=c, keepdims=keepdims), out)
+        return _out(getattr(xp, name)(x, axis=axis, correction=c, keepdims=keepdims), out)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"NumPy's ``x.{name}(axis, dtype, out, ddof, keepdims)``."
     return method
@@ -77,7 +92,6 @@ def _moment(name: str) -> Any:
 def _flat_axis(name: str, fname: str) -> Any:
     """argmax/argmin/cumsum/cumprod: ``axis=None`` works on the flattened array, as NumPy's."""
     def method(self: Array, axis: Any = None, *args: Any, out: Any = None, **kwargs: Any) -> Array:
-        xp = _xp()
         x = self
         if axis is None:
             x, axis = xp.reshape(x, (-1,)), 0
@@ -105,7 +119,6 @@ def _shape_args(args: tuple, what: str) -> tuple:
 def reshape(self: Array, *shape: Any, order: str = "C", copy: Any = None) -> Array:
     """NumPy's ``x.reshape(2, 3)`` / ``x.reshape((2, 3))``, ``order`` 'C' or 'F'."""
     new = _shape_args(shape, "reshape")
-    xp = _xp()
     if order in ("C", "A"):
         return xp.reshape(self, new, copy=copy)
     if order != "F":
@@ -117,14 +130,14 @@ def reshape(self: Array, *shape: Any, order: str = "C", copy: Any = None) -> Arr
 def transpose(self: Array, *axes: Any) -> Array:
     """NumPy's ``x.transpose()`` (axes reversed), ``x.transpose(1, 0)``, ``x.transpose((1, 0))``."""
     perm = _shape_args(axes, "transpose") if axes and axes != (None,) else ()
-    return _xp().permute_dims(self, perm or tuple(range(self.ndim))[::-1])
+    return xp.permute_dims(self, perm or tuple(range(self.ndim))[::-1])
 
 
 def swapaxes(self: Array, axis1: int, axis2: int) -> Array:
     perm = list(range(self.ndim))
     a, b = _axes.axis(axis1, self.ndim, "swapaxes"), _axes.axis(axis2, self.ndim, "swapaxes")
     perm[a], perm[b] = perm[b], perm[a]
-    return _xp().permute_dims(self, tuple(perm))
+    return xp.permute_dims(self, tuple(perm))
 
 
 def ravel(self: Array, order: str = "C") -> Array:
@@ -138,7 +151,7 @@ def flatten(self: Array, order: str = "C") -> Array:
 def squeeze(self: Array, axis: Any = None) -> Array:
     if axis is None:
         axis = tuple(i for i, s in enumerate(self.shape) if s == 1)
-    return _xp().squeeze(self, axis)
+    return xp.squeeze(self, axis)
 
 
 def astype(self: Array, dtype: Any, order: str = "K", casting: Any = "unsafe",
@@ -150,11 +163,11 @@ def astype(self: Array, dtype: Any, order: str = "K", casting: Any = "unsafe",
         if not np.can_cast(self.dtype.np, target.np, casting=casting):
             raise TypeError(f"Cannot cast array data from {self.dtype.name} to {target.name} "
                             f"according to the rule {casting!r}")
-    return _xp().astype(self, dtype, copy=copy)
+    return xp.astype(self, dtype, copy=copy)
 
 
 def copy(self: Array, order: str = "K") -> Array:
-    return _xp().asarray(self, copy=True)
+    return xp.asarray(self, copy=True)
 
 
 def view(self: Array, dtype: Any = None, type: Any = None) -> Array:
@@ -164,7 +177,6 @@ def view(self: Array, dtype: Any = None, type: Any = None) -> Array:
         raise TypeError("view(type=...): xla_array has no array subclasses")
     if dtype is None:
         return self[...]
-    xp = _xp()
     target = _dtypes.as_dtype(dtype)
     x = self
     if target == x.dtype:
@@ -197,18 +209,17 @@ def view(self: Array, dtype: Any = None, type: Any = None) -> Array:
 
 
 def conj(self: Array) -> Array:
-    return _xp().conj(self) if self.dtype.kind == "c" else self[...]
+    return xp.conj(self) if self.dtype.kind == "c" else self[...]
 
 
 def round_(self: Array, decimals: int = 0, out: Any = None) -> Array:
     """NumPy's ``x.round(decimals)``: half to even; for ``decimals != 0`` NumPy's own
     ``rint(x * 10**decimals) / 10**decimals``."""
-    xp = _xp()
     if decimals == 0 or (self.dtype.kind in "iub" and decimals > 0):
         res = xp.round(self) if self.dtype.kind not in "iub" else self[...]
     elif self.dtype.kind in "iu":
         f = 10 ** (-decimals)
-        res = xp.astype(xp.round(xp.astype(self, xp.float64) / f) * f, self.dtype)
+        res = xp.astype(xp.round(xp.astype(self, _dtypes.float64) / f) * f, self.dtype)
     else:
         f = 10.0 ** decimals
         res = xp.round(self * f) / f if decimals > 0 else xp.round(self / (1 / f)) * (1 / f)
@@ -216,13 +227,12 @@ def round_(self: Array, decimals: int = 0, out: Any = None) -> Array:
 
 
 def clip(self: Array, min: Any = None, max: Any = None, out: Any = None) -> Array:
-    return _out(_xp().clip(self, min, max), out)
+    return _out(xp.clip(self, min, max), out)
 
 
 def dot(self: Array, b: Any, out: Any = None) -> Array:
     """NumPy's ``x.dot(b)``: products for 0-d operands, ``matmul`` up to 2-D, else the sum over
     the last axis of ``x`` and the second-to-last of ``b``."""
-    xp = _xp()
     b = b if isinstance(b, Array) else xp.asarray(b)
     if self.ndim == 0 or b.ndim == 0:
         res = self * b
@@ -234,14 +244,13 @@ def dot(self: Array, b: Any, out: Any = None) -> Array:
 
 
 def nonzero(self: Array) -> tuple:
-    return _xp().nonzero(self)
+    return xp.nonzero(self)
 
 
 def take(self: Array, indices: Any, axis: Any = None, out: Any = None,
          mode: str = "raise") -> Array:
     if mode != "raise":
         raise ValueError(f"take(mode={mode!r}): only mode='raise' is supported")
-    xp = _xp()
     idx = indices if isinstance(indices, Array) else xp.asarray(indices)
     x = self
     if axis is None:
@@ -253,17 +262,16 @@ def take(self: Array, indices: Any, axis: Any = None, out: Any = None,
 
 
 def repeat(self: Array, repeats: Any, axis: Any = None) -> Array:
-    return _xp().repeat(self, repeats, axis=axis)
+    return xp.repeat(self, repeats, axis=axis)
 
 
 def diagonal(self: Array, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
-    xp = _xp()
-    return xp.linalg.diagonal(xp.moveaxis(self, (axis1, axis2), (-2, -1)), offset=offset)
+    return _diagonal(xp.moveaxis(self, (axis1, axis2), (-2, -1)), offset=offset)
 
 
 def trace(self: Array, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None,
           out: Any = None) -> Array:
-    return _out(_xp().sum(diagonal(self, offset, axis1, axis2), axis=-1, dtype=dtype), out)
+    return _out(xp.sum(diagonal(self, offset, axis1, axis2), axis=-1, dtype=dtype), out)
 
 
 def sort(self: Array, axis: Any = -1, kind: Any = None, order: Any = None,
@@ -273,14 +281,13 @@ def sort(self: Array, axis: Any = -1, kind: Any = None, order: Any = None,
         raise ValueError("sort(order=...): xla_array has no structured dtypes")
     if axis is None:
         raise TypeError("an integer is required for the axis")
-    self[...] = _xp().sort(self, axis=axis, stable=True)
+    self[...] = xp.sort(self, axis=axis, stable=True)
 
 
 def argsort(self: Array, axis: Any = -1, kind: Any = None, order: Any = None,
             *, stable: Any = None) -> Array:
     if order is not None:
         raise ValueError("argsort(order=...): xla_array has no structured dtypes")
-    xp = _xp()
     x = self
     if axis is None:
         x, axis = xp.reshape(x, (-1,)), -1
@@ -293,11 +300,10 @@ def fill(self: Array, value: Any) -> None:
 
 
 def _real(self: Array) -> Array:
-    return _xp().real(self) if self.dtype.kind == "c" else self
+    return xp.real(self) if self.dtype.kind == "c" else self
 
 
 def _imag(self: Array) -> Array:
-    xp = _xp()
     return xp.imag(self) if self.dtype.kind == "c" else xp.zeros_like(self)
 
 

@@ -16,14 +16,19 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from ..core import axes as _axes
 from ..core import dtypes as _dtypes
-from ..core.executor import materialize_nodes
 from ..core.graph import record
 from ..core.ops.structural import OPS
 from .array import Array, as_array, operand_nodes, wrap
+from .creation import iota, zeros
+from .dtype_functions import astype
+from .elementwise import apply, select
+from .manipulation import reshape
+from .materialize import host_values
+from .statistical import cumulative_sum
+from .statistical import sum as _sum
+from .utility import take
 
 __all__ = ["argmax", "argmin", "where", "count_nonzero", "nonzero", "searchsorted"]
 
@@ -36,9 +41,7 @@ def _arg(kind: str, x: Any, axis: Any, keepdims: bool) -> Array:
     x = _arr(x, fname)
     if x.dtype.kind == "c":
         raise TypeError(f"{fname}() does not accept complex arrays")
-    from .manipulation import reshape
     if x.dtype is _dtypes.bool:
-        from .dtype_functions import astype
         x = astype(x, _dtypes.uint8)
     if axis is None:
         if x.size == 0:
@@ -71,44 +74,29 @@ def where(condition: Array, x1: Any = None, x2: Any = None, /) -> Any:
         return nonzero(condition)
     if x1 is None or x2 is None:
         raise TypeError("where() takes a condition alone or a condition and two values")
-    a, b = operand_nodes("where", x1, x2) if (isinstance(x1, Array) or isinstance(x2, Array)) \
-        else operand_nodes("where", condition, x1)[1:] + operand_nodes("where", condition, x2)[1:]
-    d = _dtypes.promote(a.dtype, b.dtype)
-    return wrap(record(OPS["select"], (condition._node, a, b), (d,)))
+    return select(condition, x1, x2)
 
 
 # ---------------------------------------------------------------- helpers for data-dependent ops
-
-def host_values(cause: str, *arrays: Array, keep: tuple = ()) -> list[np.ndarray]:
-    """Compute ``arrays`` and ``keep`` in one executable (with every live pending array they
-    depend on, so intermediates held by the caller stay on the device); copy only ``arrays``
-    to the host."""
-    materialize_nodes([a._node for a in arrays + tuple(keep)], cause)
-    return [a._host(cause) for a in arrays]
-
 
 def nonzero_mask(x: Array) -> Array:
     """``x != 0`` as a bool array (complex: either part non-zero; NaN counts as non-zero)."""
     if x.dtype is _dtypes.bool:
         return x
     if x.dtype.kind == "c":
-        from .elementwise import apply
         return apply("not_equal", x, 0)
-    from .dtype_functions import astype
     return astype(x, _dtypes.bool)
 
 
 def compact(mask: Array, pos: Array, k: int) -> Array:
     """int64 ``(k,)``: the indices ``i`` where the 1-D ``mask`` holds, in order, given ``pos``
     (``cumsum(mask) - 1``) and their number ``k``."""
-    from .sorting import iota
     slot = where(mask, pos, -1)
     idx = iota(mask.shape, 0, mask.device)
     return wrap(record(OPS["scatter1d"], (slot._node, idx._node), (k,)))
 
 
 def empty_int(shape: tuple, device: Any) -> Array:
-    from .creation import zeros
     return zeros(shape, dtype=_dtypes.int64, device=device)
 
 
@@ -118,7 +106,6 @@ def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None,
                   keepdims: bool = False) -> Array:
     """The number of non-zero elements (int64); NaN is non-zero, as in NumPy."""
     x = _arr(x, "count_nonzero")
-    from .statistical import sum as _sum
     return _sum(nonzero_mask(x), axis=axis, dtype=_dtypes.int64, keepdims=keepdims)
 
 
@@ -130,8 +117,6 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     x = _arr(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero() needs an array of at least one dimension, got a 0-d array")
-    from .manipulation import reshape
-    from .statistical import cumulative_sum
     n = x.size
     if n == 0:
         return tuple(empty_int((0,), x.device) for _ in range(x.ndim))
@@ -168,7 +153,6 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
         if sorter.shape != x1.shape:
             raise ValueError(f"searchsorted(): sorter shape {sorter.shape} differs from x1 "
                              f"shape {x1.shape}")
-        from .utility import take
         x1 = take(x1, sorter, axis=0)
     if not isinstance(x2, Array) and isinstance(x2, complex) and x1.dtype.kind != "c":
         raise TypeError("searchsorted(): a complex x2 needs a complex x1")

@@ -30,6 +30,14 @@ from ..core import dtypes as _dtypes
 from ..core.graph import record
 from ..core.ops.structural import OPS
 from .array import Array, as_array, operand_nodes, wrap
+from .creation import full, zeros
+from .elementwise import apply
+from .manipulation import concat, reshape
+from .materialize import host_values
+from .searching import compact, empty_int
+from .sorting import sort, sort_with_indices
+from .statistical import cumulative_sum
+from .utility import take_in_bounds
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values", "isin"]
 
@@ -57,12 +65,6 @@ class _Groups:
     __slots__ = ("x", "n", "sv", "perm", "gid", "first", "k")
 
     def __init__(self, x: Any, fname: str, with_perm: bool) -> None:
-        from .creation import full
-        from .elementwise import apply
-        from .manipulation import concat, reshape
-        from .searching import compact, host_values
-        from .sorting import sort, sort_with_indices
-        from .statistical import cumulative_sum
         x = as_array(x, fname)
         self.x = x
         n = self.n = x.size
@@ -72,7 +74,6 @@ class _Groups:
             return
         flat = reshape(x, (n,))
         if n == 1:  # one group: nothing to materialize
-            from .searching import empty_int
             self.sv, self.perm = flat, empty_int((1,), x.device)
             self.gid = self.first = self.perm
             self.k = 1
@@ -92,34 +93,25 @@ class _Groups:
 
     def values(self) -> Array:
         if self.k == 0:
-            from .creation import zeros
             return zeros((0,), dtype=self.x.dtype, device=self.x.device)
-        from .utility import take_in_bounds
         return take_in_bounds(self.sv, self.first, 0)
 
     def indices(self) -> Array:
-        from .searching import empty_int
         if self.k == 0:
             return empty_int((0,), self.x.device)
-        from .utility import take_in_bounds
         assert self.perm is not None
         return take_in_bounds(self.perm, self.first, 0)
 
     def counts(self) -> Array:
-        from .searching import empty_int
         if self.k == 0:
             return empty_int((0,), self.x.device)
-        from .creation import full
-        from .manipulation import concat
         end = full((1,), self.n, dtype=_dtypes.int64, device=self.x.device)
         bounds = concat([self.first, end])
         return bounds[1:] - bounds[:-1]
 
     def inverse(self) -> Array:
-        from .searching import empty_int
         if self.k == 0:
             return empty_int(self.x.shape, self.x.device)
-        from .manipulation import reshape
         assert self.perm is not None
         inv = wrap(record(OPS["scatter1d"], (self.perm._node, self.gid._node),
                           (self.n,)))
@@ -157,9 +149,6 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
         x2 = as_array(x2, "isin")
     if not isinstance(x1, Array) and not isinstance(x2, Array):
         raise TypeError("isin() needs at least one array argument")
-    from .elementwise import apply
-    from .manipulation import reshape
-    from .sorting import sort
     a, b = operand_nodes("isin", x1, x2)
     d = _dtypes.promote(a.dtype, b.dtype)
     if a.dtype is not d:
@@ -169,7 +158,6 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
     xa, xb = wrap(a), wrap(b)
     m = xb.size
     if m == 0:
-        from .creation import full
         return full(xa.shape, bool(invert), dtype=_dtypes.bool, device=xa.device)
     if m == 1:
         found = apply("equal", xa, reshape(xb, ()))

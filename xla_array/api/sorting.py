@@ -21,21 +21,17 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import axes as _axes
-from ..core import dtypes as _dtypes
 from ..core.graph import record
 from ..core.ops import sorting as _ops_sort  # noqa: F401  (_ops_sort registers the ops)
 from ..core.ops.structural import OPS, record_multi
 from .array import Array, as_array, wrap
+from .creation import iota
+from .utility import take_in_bounds
 
 __all__ = ["sort", "argsort"]
 
 
 _arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_array)
-
-
-def iota(shape: tuple, dim: int, device: Any) -> Array:
-    """int64 indices along ``dim`` of an array of ``shape`` (recorded, never on the host)."""
-    return wrap(record(OPS["iota"], (), (tuple(shape), dim, _dtypes.int64), device=device))
 
 
 def sort_arrays(keys: list[Array], payloads: list[Array], axis: int, descending: bool = False,
@@ -78,7 +74,6 @@ def argsort(x: Array, /, *, axis: int = -1, descending: bool = False,
 def sort_with_indices(flat: Array) -> tuple[Array, Array]:
     """(ascending stable sort of the 1-D ``flat``, the int64 permutation that gives it)."""
     if flat.dtype.kind in "biuf" and flat.dtype.bits <= 32:
-        from .utility import take_in_bounds
         perm = argsort(flat)
         return take_in_bounds(flat, perm, 0), perm
     sv, perm = sort_arrays([flat], [iota(flat.shape, 0, flat.device)], 0)

@@ -27,6 +27,8 @@ from ..core.ops import sorting as _ops_sort  # noqa: F401  (registers cumreduce)
 from ..core.ops.structural import OPS
 from .array import Array, as_array, wrap
 from .dtype_functions import astype
+from .elementwise import sqrt
+from .manipulation import reshape
 
 __all__ = ["sum", "prod", "max", "min", "mean", "var", "std", "all", "any", "cumulative_sum",
            "cumulative_prod"]
@@ -40,7 +42,6 @@ _arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_
 def _keep(out: Array, x: Array, ax: tuple, keepdims: bool) -> Array:
     if not keepdims:
         return out
-    from .manipulation import reshape
     return reshape(out, tuple(1 if i in ax else d for i, d in enumerate(x.shape)))
 
 
@@ -134,7 +135,6 @@ def var(x: Array, /, *, axis: Any = None, correction: int | float = 0.0,
 
 def std(x: Array, /, *, axis: Any = None, correction: int | float = 0.0,
         keepdims: bool = False) -> Array:
-    from .elementwise import sqrt
     return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
 
 
@@ -150,7 +150,6 @@ def any(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
 
 def _cumulative(kind: str, x: Any, axis: Any, dtype: Any, include_initial: bool,
                 fname: str) -> Array:
-    from .manipulation import reshape
     x = _arr(x, fname)
     d = _acc_dtype(x, dtype, fname)
     if x.ndim == 0:

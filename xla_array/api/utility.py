@@ -31,7 +31,13 @@ from ..core.ops import sorting as _ops_sort  # noqa: F401  (_ops_sort registers 
 from ..core.ops.structural import OPS, broadcast_shapes
 from .advanced_indexing import checked_indices, empty_result
 from .array import Array, as_array, wrap
-from .statistical import all, any  # re-exported: they are utility functions
+from .creation import full, iota, zeros
+from .dtype_functions import result_type
+from .elementwise import apply
+from .manipulation import broadcast_to, concat, reshape
+from .materialize import host_values
+from .statistical import all, any, cumulative_sum  # re-exported: they are utility functions
+from .statistical import min as _min
 
 __all__ = ["all", "any", "diff", "take", "take_along_axis", "repeat"]
 
@@ -42,7 +48,6 @@ _arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_
 
 
 def _zeros(shape: tuple, x: Array) -> Array:
-    from .creation import zeros
     return zeros(shape, dtype=x.dtype, device=x.device)
 
 
@@ -67,8 +72,6 @@ def diff(x: Array, /, n: int = 1, axis: int = -1, *, prepend: Array | None = Non
         if extra is None:
             continue
         if isinstance(extra, _PYSCALAR):
-            from .creation import full
-            from .dtype_functions import result_type
             shape = tuple(1 if i == a else s for i, s in enumerate(x.shape))
             extra = full(shape, extra, dtype=result_type(x, extra), device=x.device)
         if isinstance(extra, np.ndarray):
@@ -80,11 +83,9 @@ def diff(x: Array, /, n: int = 1, axis: int = -1, *, prepend: Array | None = Non
             raise ValueError(f"diff(): {name} shape {extra.shape} must match x shape "
                              f"{x.shape} except on axis {a}")
         parts.append(extra)
-    from .manipulation import concat
     y = concat(parts, axis=a) if len(parts) > 1 else x
     if n == 0:
         return Array(y._node)
-    from .elementwise import apply
     for _ in range(n):
         if y.shape[a] == 0:
             break
@@ -115,7 +116,6 @@ def _take(x: Array, indices: Array, axis: int | None, check: bool) -> Array:
             raise ValueError(f"take(): axis is required for a {x.ndim}-D array (shape "
                              f"{x.shape})")
         if x.ndim == 0:
-            from .manipulation import reshape
             x = reshape(x, (1,))
         a = 0
     else:
@@ -132,7 +132,6 @@ def _take(x: Array, indices: Array, axis: int | None, check: bool) -> Array:
 
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     """``out[i] = x[i with i[axis] = indices[i]]``, broadcasting off ``axis``."""
-    from .manipulation import broadcast_to
     x = _arr(x, "take_along_axis")
     indices = _arr(indices, "take_along_axis")
     if indices.dtype.kind not in "iu":
@@ -158,7 +157,6 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
 
 
 def _repeat_static(x: Array, r: int, a: int) -> Array:
-    from .manipulation import broadcast_to, reshape
     if r < 0:
         raise ValueError(f"repeat(): repeats must be non-negative, got {r}")
     s = x.shape
@@ -177,7 +175,6 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
 
     An array ``repeats`` synchronizes with the device (see the module docstring).
     """
-    from .manipulation import reshape
     x = _arr(x, "repeat")
     if axis is None:
         x = reshape(x, (-1,))
@@ -197,15 +194,11 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     if repeats.ndim > 1 or repeats.shape not in ((), (1,), (size,)):
         raise ValueError(f"repeat(): repeats of shape {repeats.shape} does not broadcast to "
                          f"({size},)")
-    from .searching import host_values
     if size == 0:
         return _zeros(x.shape, x)
     if repeats.size == 1:
         (r,) = host_values("repeat", reshape(repeats, ()))
         return _repeat_static(x, int(r), a)
-    from .sorting import iota
-    from .statistical import cumulative_sum
-    from .statistical import min as _min
     cs = cumulative_sum(repeats, dtype=_dtypes.int64)
     total, low = host_values("repeat", cs[size - 1], _min(repeats))
     if int(low) < 0:
