@@ -90,7 +90,7 @@ class Array(_ArrayBase):
         old, self._node = self._node, node
         old.users -= 1
         v = self._view
-        if v is not None:  # a view: write the new value back into its base (see _views)
+        if v is not None:  # a view: write the new value back into its base (see views)
             base = v.base
             base._sync()
             how = v.how

@@ -79,7 +79,7 @@ def _make(stem: str, fn: Any, reflected: bool, inplace: bool) -> None:
         if not isinstance(other, _OK):
             return NotImplemented
         other = _as_operand(other, fn)
-        self._sync()  # a view refreshes from its base first (see _array's module docstring)
+        self._sync()  # a view refreshes from its base first (see array's module docstring)
         res = fn(self, other)
         if res.shape != self.shape:
             raise ValueError(f"in-place {stem}: the result's shape {res.shape} differs from "

@@ -1,4 +1,4 @@
-"""Data type functions of the namespace: ``astype`` plus re-exports from ``_dtypes``."""
+"""Data type functions of the namespace: ``astype`` plus re-exports from ``dtypes``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Elementwise functions of the namespace, generated from the op table (``_ops_elementwise``).
+"""Elementwise functions of the namespace, generated from the op table
+(``core/ops/elementwise.py``).
 
 Each function validates its operands (dtype category, broadcasting), promotes them and records
 one node. Python scalars are weak: ``x + 1`` keeps ``x``'s dtype and passes 1 as a runtime

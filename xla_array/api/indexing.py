@@ -5,7 +5,7 @@ records a dynamic_slice (plus a strided slice, reverse, reshape), writing a
 dynamic_update_slice (strided writes merge the value into the covered span with pad + select),
 so an update fuses with the graph around it and costs no host round trip. Start positions are
 runtime parameters: ``x[i]`` or ``x[i] = v`` in a loop over ``i`` compiles once. Array keys
-(integer arrays, boolean masks) go through ``_advanced``.
+(integer arrays, boolean masks) go through ``advanced_indexing``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Linear algebra of the main namespace: matmul, matrix_transpose, tensordot, vecdot.
 
 ``matmul`` lowers to one ``dot_general`` with batch and contracting dimensions, or, for large
-float/complex products on CPU, to one BLAS gemm call (``blas_gemm``, see ``_blas``). When
+float/complex products on CPU, to one BLAS gemm call (``blas_gemm``, see ``blas``). When
 an operand is a recorded transpose of the last two axes, the transpose is folded into the
 contracting dimensions (or the BLAS transpose flag), so ``X.T @ v`` never materializes ``X.T``.
-``X.T @ f(X @ w)`` for an elementwise ``f`` becomes one ``rowpass`` kernel call (``_rowpass``).
+``X.T @ f(X @ w)`` for an elementwise ``f`` becomes one ``rowpass`` kernel call (``rowpass``).
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def matmul(x1: Array, x2: Array, /) -> Array:
             if use_blas(d, a.device, sa[0], sb[1], ka):
                 return wrap(record(OPS["blas_gemm"], (na, nb), (shape, d, ta, tb)))
             op = OPS["dot_general"]
-        else:  # matrix-vector: X.T @ v and v @ X may be X.T @ f(X @ w), one pass (_rowpass)
+        else:  # matrix-vector: X.T @ v and v @ X may be X.T @ f(X @ w), one pass (rowpass)
             if len(sa) == 2:
                 X, v, rows = na, nb, ta
             else:

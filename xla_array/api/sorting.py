@@ -22,7 +22,7 @@ from typing import Any
 
 from ..core import axes as _axes
 from ..core.graph import record
-from ..core.ops import sorting as _ops_sort  # noqa: F401  (_ops_sort registers the ops)
+from ..core.ops import sorting as _ops_sort  # noqa: F401  (sorting registers the ops)
 from ..core.ops.structural import OPS, record_multi
 from .array import Array, as_array, wrap
 from .creation import iota

@@ -6,9 +6,9 @@
   an empty axis.
 - ``take``/``take_along_axis``: negative indices count from the end; an index out of bounds
   raises IndexError as in NumPy (when the indices are computed, or from a check run with the
-  gather: see ``_advanced``; with ``XLA_ARRAY_CHECK_INDICES=0`` such indices are clamped to the
-  axis, which the standard allows: it leaves out-of-bounds behaviour unspecified). ``take``
-  also accepts indices of any shape (NumPy's extension); a 0-d ``x`` with ``axis=None`` is
+  gather: see ``advanced_indexing``; with ``XLA_ARRAY_CHECK_INDICES=0`` such indices are
+  clamped to the axis, which the standard allows: it leaves out-of-bounds behaviour
+  unspecified). ``take`` also accepts indices of any shape (NumPy's extension); a 0-d ``x`` with ``axis=None`` is
   flattened first (implementation-defined in the standard).
 - ``repeat``: an ``int`` repeats compiles statically. An array ``repeats`` decides the output
   size, so it is a data-dependent call: one executable computes (on the device) the running
@@ -27,7 +27,7 @@ import numpy as np
 from ..core import axes as _axes
 from ..core import dtypes as _dtypes
 from ..core.graph import record
-from ..core.ops import sorting as _ops_sort  # noqa: F401  (_ops_sort registers the ops)
+from ..core.ops import sorting as _ops_sort  # noqa: F401  (sorting registers the ops)
 from ..core.ops.structural import OPS, broadcast_shapes
 from .advanced_indexing import checked_indices, empty_result
 from .array import Array, as_array, wrap

@@ -1,4 +1,4 @@
-"""CUDA PJRT plugin discovery and client creation (jaxlib comes through ``_backend``).
+"""CUDA PJRT plugin discovery and client creation (jaxlib comes through ``backend``).
 
 The plugin package (``jax-cuda12-pjrt`` / ``jax-cuda13-pjrt``) ships ``xla_cuda_plugin.so`` in the
 ``jax_plugins.xla_cudaNN`` namespace package; we find the file without importing that package

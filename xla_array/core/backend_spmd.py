@@ -1,4 +1,4 @@
-"""The runtime layer for arrays spread over several devices (jaxlib comes through ``_backend``).
+"""The runtime layer for arrays spread over several devices (jaxlib comes through ``backend``).
 
 A *global* buffer is one jaxlib ``ArrayImpl`` over several devices whose sharding is an
 ``HloSharding`` (tiles, device order, replicated copies). We build them from per-device

@@ -30,7 +30,8 @@ class OpDef:
 
     ``infer(inputs, attrs) -> (shape, dtype)`` raises TypeError/ValueError for bad input, so
     errors surface at the recording call. ``lower(emitter, node, operand_names) -> name``
-    writes StableHLO text. Defined in ``_ops``; this class lives here so leaves need no import.
+    writes StableHLO text. Defined in ``ops/structural.py``; this class lives here so leaves
+    need no import.
     """
 
     __slots__ = ("name", "infer", "lower", "nout", "weight", "keep", "fuses", "check")
@@ -48,11 +49,11 @@ class OpDef:
         # as matmuls and decompositions fuse with nothing and cost much compile time
         self.weight = weight
         # XLA fuses it into one loop with its neighbours (elementwise and layout ops): a graph
-        # of such ops only may pass its scalars packed (``_executor.packs_scalars``)
+        # of such ops only may pass its scalars packed (``executor.packs_scalars``)
         self.fuses = fuses
         # a run-time check (with ``keep``): ``check(node, value)`` is called with the host value
         # of each such node an executable computed, before any result is written back, and
-        # raises for a bad value (out-of-bounds indices: ``_ops_index.index_check``)
+        # raises for a bad value (out-of-bounds indices: ``indexing.index_check``)
         self.check: Any = None
 
     def __repr__(self) -> str:

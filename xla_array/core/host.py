@@ -1,6 +1,6 @@
 """Host data going to and coming from arrays: ``host_leaf`` (a buffer leaf holding a copy of
 host data) and ``HostCopy`` (what ``np.asarray(x)`` holds: a writable copy whose writes reach ``x``
-when released). Below ``_array``: it knows an Array only as an object with ``_node`` and
+when released). Below ``array``: it knows an Array only as an object with ``_node`` and
 ``_rebind``."""
 
 from __future__ import annotations

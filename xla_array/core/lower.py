@@ -131,8 +131,8 @@ def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
           pack: bool = False) -> str:
     """The StableHLO module for computing ``outputs``; parameters are buffers then scalars.
     Parameters whose index is in ``donate`` are marked as donors (XLA may reuse them).
-    ``spmd`` (``_spmd.Annotator``, for graphs on a mesh) adds the sharding annotations.
-    Each scalar is a 0-d parameter; with ``pack`` (``_executor.packs_scalars`` decides; never
+    ``spmd`` (``spmd.Annotator``, for graphs on a mesh) adds the sharding annotations.
+    Each scalar is a 0-d parameter; with ``pack`` (``executor.packs_scalars`` decides; never
     with ``spmd``), the scalars of each dtype come as one vector parameter that the module
     slices apart (``scalar_groups``)."""
     e = Emitter()

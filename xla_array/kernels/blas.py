@@ -8,13 +8,13 @@ spinning on the same cores made alternating calls up to ~2x slower), or, where N
 (macOS Accelerate, other builds), SciPy's (``scipy.linalg.cython_blas``; SciPy is a dependency
 already: jaxlib's LAPACK kernels come from it).
 
-``available()`` builds the kernel library the first time it is asked (``_kernels``: the system C
+``available()`` builds the kernel library the first time it is asked (``build``: the system C
 compiler, cached per user). Without a compiler, or if anything fails, ``available()`` is False
 (logged once) and matmul stays on XLA's dot: the kernel is an acceleration, never a
 requirement. ``XLA_ARRAY_BLAS=0`` turns it off; ``XLA_ARRAY_BLAS_LIB=scipy`` picks SciPy's
 BLAS even where NumPy has OpenBLAS.
 
-Which products use it is decided at record time (``_linalg_basic.matmul``) by ``use_blas``.
+Which products use it is decided at record time (``matmul.matmul``) by ``use_blas``.
 """
 
 from __future__ import annotations

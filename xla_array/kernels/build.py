@@ -1,8 +1,8 @@
 """The native kernels (``native/*.c``): built on first use, cached per user, loaded with ctypes.
 
-xla_array ships a few XLA FFI handlers as C source (BLAS gemm: ``_blas``, ``blas_ffi.c``; the
-one-pass ``X.T @ f(X @ w)``: ``_rowpass``, ``rowpass_ffi.c``; LU pivots to a permutation:
-``_ops_linalg``, ``lu_perm_ffi.c``). ``library(name)`` compiles
+xla_array ships a few XLA FFI handlers as C source (BLAS gemm: ``blas``, ``blas_ffi.c``; the
+one-pass ``X.T @ f(X @ w)``: ``rowpass``, ``rowpass_ffi.c``; LU pivots to a permutation:
+``linalg``, ``lu_perm_ffi.c``). ``library(name)`` compiles
 ``native/<name>.c`` into a shared library with the system C compiler (``$CC``, else ``cc``,
 ``gcc`` or ``clang``) against the installed jaxlib's FFI header
 (``jaxlib/include/xla/ffi/api/c_api.h``, the header jax.ffi documents for this), tuned for the
@@ -16,7 +16,7 @@ a ``.sha256`` file holding its digest, and a library is loaded only if its bytes
 it: a damaged one (truncated, overwritten; loading a truncated ELF kills the process with
 SIGBUS) is rebuilt, with a warning, instead. Without a compiler, or if anything
 fails, ``library()`` raises ``RuntimeError`` and the callers fall back to XLA's own ops: the
-kernels are accelerations, never requirements. jaxlib itself stays in ``_backend``
+kernels are accelerations, never requirements. jaxlib itself stays in ``backend``
 (``register`` goes through it).
 """
 

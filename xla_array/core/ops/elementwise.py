@@ -1,7 +1,7 @@
 """The op table, part 2: every elementwise op, one row each.
 
 A row is ``name: (arity, category, result, kernel)``:
-- ``category`` is the dtype category the standard accepts (``_dtypes._CATEGORY``), checked at
+- ``category`` is the dtype category the standard accepts (``dtypes._CATEGORY``), checked at
   record time (TypeError). ``float`` rows also accept integers and bools, promoted to the
   default float (float64; NumPy picks float16/32 for small integer types, the standard leaves
   it unspecified). Numeric rows also take a bool operand beside a numeric one (``x * mask``).
@@ -9,7 +9,7 @@ A row is ``name: (arity, category, result, kernel)``:
   ``float`` (promoted, then at least floating).
 - ``kernel(e, args, shape, dtype)`` writes StableHLO over operands already broadcast to the
   result shape and converted to the compute dtype; it returns the result's SSA name. Complex
-  compute dtypes of the functions in ``_ops_complex.COMPLEX_KERNELS`` use the kernels there
+  compute dtypes of the functions in ``complex.COMPLEX_KERNELS`` use the kernels there
   (C99 Annex G special cases, as the standard asks).
 
 Special cases follow the standard where it departs from NumPy (``floor_divide(inf, 2) = inf``,
@@ -424,7 +424,7 @@ def _infer(name: str) -> Any:
 
 
 def _convert(e: Emitter, v: str, shape: tuple, src: DType, dst: DType) -> str:
-    """``_ops.convert``, except that a complex value is true when either part is nonzero, and
+    """``structural.convert``, except that a complex value is true when either part is nonzero, and
     bool goes to floats through uint8: XLA rewrites ``convert(pred) * y`` as
     ``select(pred, y, 0)``, which loses ``0 * inf = NaN`` (and ``0 / 0``)."""
     if src.kind == "c" and dst.kind == "b":

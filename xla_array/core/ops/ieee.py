@@ -69,7 +69,7 @@ def divide(e: Emitter, x: str, y: str, s: tuple, d: DType) -> str:
     constant any more, so the reciprocal rewrite does not apply. (An ``opaque`` of the dividend,
     which may be an expensive expression such as ``exp(x)``, made XLA compute it more often.)
     The ``divide`` op also passes a broadcast divisor through ``unfoldable`` before broadcasting
-    it (``_ops_elementwise._lower``): else XLA puts the broadcast into the producing reduction's
+    it (``elementwise._lower``): else XLA puts the broadcast into the producing reduction's
     YNNPACK fusion and writes the full matrix (softmax 4.5x slower)."""
     if d.kind == "f" and faithful():
         y = hidden(e, y, x, s, d)

@@ -1,6 +1,6 @@
 """The op table, part 3: indexing ops (index normalization, gather, scatter).
 
-These are the lowered forms of integer-array and boolean-mask indexing (``_advanced``):
+These are the lowered forms of integer-array and boolean-mask indexing (``advanced_indexing``):
 
 - ``index_norm``: an integer index array of any integer dtype -> int64 in ``[0, n)``:
   negative values wrap once (``i + n``), then values still out of bounds are clamped to

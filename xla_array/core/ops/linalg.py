@@ -5,7 +5,7 @@ goes through jaxlib's LAPACK FFI kernels (``lapack_{s,d,c,z}<name>_ffi``) with o
 ``lapack``: a ``stablehlo.custom_call`` (API version 4) whose operand and result layouts are
 column-major for the matrix-shaped values (the batch dimensions are major, as in jax), so the
 kernels run over a whole stack of matrices in one call. The kernels are registered lazily, the
-first time such an op is recorded or lowered (``_backend.register_lapack``; it imports scipy).
+first time such an op is recorded or lowered (``backend.register_lapack``; it imports scipy).
 
 ``lu_permutation`` turns LAPACK's 1-based sequential row swaps (``ipiv``) into a 0-based
 permutation with a ``stablehlo.while`` loop over the swaps (one gather and one scatter per

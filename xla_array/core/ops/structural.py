@@ -2,7 +2,7 @@
 
 Each op is one ``OpDef`` record: its name, its shape/dtype rule (``infer``, which raises at
 record time) and its lowering (``lower``, which writes StableHLO). Elementwise ops live in
-``_ops_elementwise`` in one table built from the same helpers. Namespace functions never
+``elementwise`` in one table built from the same helpers. Namespace functions never
 write StableHLO: they validate arguments, then ``record`` one of these ops.
 """
 
@@ -270,7 +270,7 @@ def _lower_dot(e: Emitter, n: Any, a: list) -> str:
 define("dot_general", _infer_dot, _lower_dot, weight=HEAVY)
 # matrix-vector products (matmul of a matrix and a vector): the same op under the same name,
 # counted 1 towards the auto-flush depth, so an auto-flush lands on the ``X.T @ f(X @ w)``
-# that takes ``X @ w`` into one pass (see _rowpass) rather than between the two
+# that takes ``X @ w`` into one pass (see rowpass) rather than between the two
 MATVEC = OpDef("dot_general", _infer_dot, _lower_dot, weight=1)
 
 
@@ -344,7 +344,7 @@ define("reduce", _infer_reduce, _lower_reduce)
 
 def order_free_reductions(order: list) -> bool:
     """Whether the graph ``order`` reduces, and only bool/integer values over trailing axes:
-    then it compiles without XLA's ``tree_reduction_rewriter`` (``_executor``).
+    then it compiles without XLA's ``tree_reduction_rewriter`` (``executor``).
 
     XLA:CPU rewrites a large reduction into a tree of windowed reductions (for the accuracy of
     float sums); YNNPACK takes big float sums and max/min, but bool and integer reductions go
