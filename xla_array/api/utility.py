@@ -8,8 +8,8 @@
   raises IndexError as in NumPy (when the indices are computed, or from a check run with the
   gather: see ``advanced_indexing``; with ``XLA_ARRAY_CHECK_INDICES=0`` such indices are
   clamped to the axis, which the standard allows: it leaves out-of-bounds behaviour
-  unspecified). ``take`` also accepts indices of any shape (NumPy's extension); a 0-d ``x`` with ``axis=None`` is
-  flattened first (implementation-defined in the standard).
+  unspecified). ``take`` also accepts indices of any shape (NumPy's extension); a 0-d ``x``
+  with ``axis=None`` is flattened first (implementation-defined in the standard).
 - ``repeat``: an ``int`` repeats compiles statically. An array ``repeats`` decides the output
   size, so it is a data-dependent call: one executable computes (on the device) the running
   total of ``repeats`` and copies two scalars to the host (the total, and whether a count is
