@@ -1,4 +1,4 @@
-"""The op table, part 2: every elementwise op, one row each.
+"""Every elementwise op, one row each.
 
 A row is ``name: (arity, category, result, kernel)``:
 - ``category`` is the dtype category the standard accepts (``dtypes._CATEGORY``), checked at

@@ -1,4 +1,4 @@
-"""The op table, part 3: indexing ops (index normalization, gather, scatter).
+"""Indexing ops (index normalization, gather, scatter).
 
 These are the lowered forms of integer-array and boolean-mask indexing (``advanced_indexing``):
 

@@ -1,4 +1,4 @@
-"""The op table, part 3: sorting, searching, gathers, scatters and scans.
+"""Sorting, searching, gathers, scatters and scans.
 
 - ``sort_multi``: ``stablehlo.sort`` of several same-shaped operands along one axis; the first
   ``nkeys`` operands are keys compared lexicographically, the rest are carried along. The

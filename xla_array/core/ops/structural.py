@@ -1,4 +1,4 @@
-"""The op table, part 1: shape-changing, reduction and structural ops, and shared helpers.
+"""Shape-changing, reduction and structural ops, and shared helpers.
 
 Each op is one ``OpDef`` record: its name, its shape/dtype rule (``infer``, which raises at
 record time) and its lowering (``lower``, which writes StableHLO). Elementwise ops live in
