@@ -124,3 +124,15 @@ def test_the_layer_map_sees_every_module():
     assert _layer("xla_array.api.array") == 2 and _layer("xla_array.sharding") == 3
     assert _layer("xla_array.api") == 2 and _layer("xla_array") == 3
     assert sum(len(e) for e in graph.values()) > 100  # the parser finds the imports
+
+
+def test_only_the_runtime_module_imports_jaxlib():
+    mods = _modules()
+    users = set()
+    for m, p in mods.items():
+        for node in ast.walk(ast.parse(p.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(n == "jaxlib" or n.startswith("jaxlib.") for n in names):
+                users.add(m)
+    assert users == {"xla_array.core.backend"}
