@@ -62,10 +62,14 @@ def test_the_issue_examples():
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("name", ["log10", "log2", "log1p", "log"])
 def test_logarithms_within_one_ulp_and_exact_at_powers(dtype, name):
-    """float64: within one ulp of NumPy. float32: within 2 ulp of the correctly rounded result,
-    as NumPy's own float32 functions are (1-2 ulp), which are not correctly rounded
-    either (NumPy's float32 log10 is off in about half the cases). Subnormal inputs only for
-    log10/log2, which read them as integers (XLA:CPU flushes them in arithmetic)."""
+    """float64: within one ulp of the correctly rounded result (the long double function
+    rounded to float64, where long double is wider), and of NumPy's within one ulp more than
+    NumPy's own distance from it (glibc's float64 log10 is 2 ulp off in places on AVX2
+    machines, so "within one ulp of NumPy" cannot hold there). float32: within 2 ulp of the
+    correctly rounded result, as NumPy's own float32 functions are (1-2 ulp), which are not
+    correctly rounded either (NumPy's float32 log10 is off in about half the cases).
+    Subnormal inputs only for log10/log2, which read them as integers (XLA:CPU flushes them
+    in arithmetic)."""
     rng = np.random.default_rng(1)
     tiny = np.finfo(dtype).tiny
     special = [tiny, 1.0, 0.0, -1.0, np.inf, np.nan]
@@ -78,14 +82,21 @@ def test_logarithms_within_one_ulp_and_exact_at_powers(dtype, name):
     if name == "log1p":
         x = np.concatenate([x, -rng.uniform(0, 1, 1000).astype(dtype),
                             rng.uniform(-1e-6, 1e-6, 1000).astype(dtype)])
+    wide = np.longdouble if np.finfo(np.longdouble).nmant > 52 else None
     with np.errstate(all="ignore"):
-        want = (getattr(np, name)(x) if dtype == "float64" else
-                getattr(np, name)(x.astype(np.float64)).astype(dtype))
+        if dtype == "float32":
+            want = getattr(np, name)(x.astype(np.float64)).astype(dtype)
+        else:  # (without a wider long double: NumPy's own, the best reference there is)
+            want = getattr(np, name)(x.astype(wide) if wide else x).astype(dtype)
+        theirs = _ulps(getattr(np, name)(x), want)
     got = np.asarray(getattr(xp, name)(xp.asarray(x)))
     u = _ulps(got, want)
-    with np.errstate(all="ignore"):
-        limit = 1 if dtype == "float64" else max(2, int(_ulps(getattr(np, name)(x), want).max()))
+    limit = 1 if dtype == "float64" else max(2, int(theirs.max()))
     assert u.max() <= limit, f"max {u.max()} ulp at {x[np.argmax(u)]!r}"
+    if dtype == "float64":  # and from NumPy's: at most one ulp more than NumPy's own error
+        with np.errstate(all="ignore"):
+            v = _ulps(got, getattr(np, name)(x))
+        assert np.all(v <= theirs + 1), f"{v.max()} ulp from NumPy at {x[np.argmax(v)]!r}"
     if name in ("log10", "log2"):
         base = 10.0 if name == "log10" else 2.0
         k = np.arange(-30, 31) if name == "log10" else np.arange(-120, 121)
