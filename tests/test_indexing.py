@@ -459,9 +459,9 @@ def test_complex_value_into_real_array_raises_type_error(key):
 # ---------------------------------------------------------------- fast path of simple keys
 
 def _structure(x):
-    from xla_array.core.graph import structure_key, toposort
-    order, bufs, scalars = toposort([x._node])
-    return structure_key(order, bufs, scalars, [x._node]), [s.value for s in scalars]
+    from xla_array.core.graph import plan_graph
+    _order, _bufs, scalars, _outs, key = plan_graph([x._node], writeback=False)
+    return key, [s.value for s in scalars]
 
 
 def _general(k):

@@ -308,12 +308,13 @@ def test_lu_permutation_kernel_and_xla_loop_agree(shape):
     from xla_array.api.array import wrap
     from xla_array.api.linalg_ops import getrf, pivots_to_perm
     from xla_array.core.graph import record
+    from xla_array.core.ops.linalg import LuPermutation
     from xla_array.core.ops.structural import OPS
     a = rand(shape, "float64", 11)
     a[..., 0, :] *= 1e-3  # pivoting certain in the first column
     piv = getrf(xp.asarray(a))[1]
     m = shape[-1]
-    loop = wrap(record(OPS["lu_permutation"], (piv._node,), (m,)))
+    loop = wrap(record(OPS["lu_permutation"], (piv._node,), LuPermutation(m)))
     kernel = pivots_to_perm(piv, m)
     assert "xla_array_lu_perm" in xp.debug.mlir(kernel)  # a C compiler is there in the tests
     want = _lu_perm_reference(a)

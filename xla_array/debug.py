@@ -20,7 +20,7 @@ from .core import metrics as _metrics
 from .core import telemetry as _telemetry
 from .core.cache import executables
 from .core.executor import compile_graph, packs_scalars, plan
-from .core.graph import SCALAR, toposort
+from .core.graph import SCALAR, plan_graph
 from .core.keys import explain_key
 from .core.lower import lower
 from .core.ops.elementwise import ELEMENTWISE
@@ -152,7 +152,7 @@ def on_materialize(fn: Any) -> Any:
 def _graph_nodes(arrays: tuple, inspector: str) -> tuple[list, list, list, list]:
     """(order, buffer leaves, scalar leaves, roots) of the pending graph of ``arrays``."""
     nodes = _pending(arrays, inspector)
-    order, bufs, scalars = toposort(nodes)
+    order, bufs, scalars = plan_graph(nodes, writeback=False)[:3]
     return order, bufs, scalars, nodes
 
 
@@ -164,9 +164,11 @@ def _label(n: Any) -> str:
     if op == "scalar":
         return f"scalar {n.dtype.name}"
     extra = ""
-    if n.attrs and op not in ELEMENTWISE:
-        extra = " " + ", ".join(str(a) for a in n.attrs if not isinstance(a, tuple) or
-                                len(a) < 8)
+    if n.attrs and op not in ELEMENTWISE:  # named attributes: ``kind=sum, axes=(1,)``
+        a = n.attrs
+        names = getattr(a, "_fields", None) or [""] * len(a)
+        extra = " " + ", ".join(f"{k}={v}" if k else str(v) for k, v in zip(names, a)
+                                if not isinstance(v, tuple) or len(v) < 8)
     return f"{op}{extra} -> {n.dtype.name}{list(n.shape)}"
 
 

@@ -32,7 +32,7 @@ from .core import axes as _axes
 from .core import dtypes as dt
 from .core.devices import resolve
 from .core.graph import record
-from .core.ops.structural import OPS
+from .core.ops.structural import OPS, Pad, Slice
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -86,9 +86,9 @@ def _resize(x: Array, axis: int, n: int) -> Array:
     nd = x.ndim
     if m > n:
         lim = tuple(n if i == axis else d for i, d in enumerate(x.shape))
-        return wrap(record(OPS["slice"], (x._node,), ((0,) * nd, lim, (1,) * nd)))
+        return wrap(record(OPS["slice"], (x._node,), Slice((0,) * nd, lim, (1,) * nd)))
     hi = tuple(n - m if i == axis else 0 for i in range(nd))
-    return wrap(record(OPS["pad"], (x._node,), ((0,) * nd, hi, (0,) * nd)))
+    return wrap(record(OPS["pad"], (x._node,), Pad((0,) * nd, hi, (0,) * nd)))
 
 
 def _scale(y: Array, norm: str, n: int, inverse: bool) -> Array:
@@ -109,16 +109,7 @@ def _apply(x: Array, kind: str, axes: list[int], lengths: list[int]) -> Array:
     rest = [i for i in range(nd) if i not in axes]
     perm = tuple(rest + list(axes))
     xt = permute_dims(x, perm)
-    shape = list(xt.shape)
-    if kind == "RFFT":
-        shape[-1] = lengths[-1] // 2 + 1
-        d = dt.complex_of(x.dtype)
-    elif kind == "IRFFT":
-        shape[-1] = lengths[-1]
-        d = dt.REAL_OF[x.dtype]
-    else:
-        d = x.dtype
-    y = fft_node(xt, kind, tuple(lengths), tuple(shape), d)
+    y = fft_node(xt, kind, tuple(lengths))
     inv = [0] * nd
     for i, p in enumerate(perm):
         inv[p] = i

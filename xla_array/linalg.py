@@ -60,7 +60,7 @@ from .core import dtypes as dt
 from .core.dtypes import DType
 from .core.graph import record
 from .core.ops.linalg import LAPACK_DTYPES, char
-from .core.ops.structural import OPS, broadcast_shapes
+from .core.ops.structural import OPS, Pad, broadcast_shapes
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
@@ -275,8 +275,8 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
         a = r[..., :m, :m]
     elif mode == "complete" and m > n:
         nb = len(batch)
-        a = wrap(record(OPS["pad"], (r._node,), ((0,) * (nb + 2), (0,) * (nb + 1) + (m - n,),
-                                                   (0,) * (nb + 2))))
+        a = wrap(record(OPS["pad"], (r._node,),
+                        Pad((0,) * (nb + 2), (0,) * (nb + 1) + (m - n,), (0,) * (nb + 2))))
     else:
         a = r
     q = lapack(gqr, x.dtype, [a, tau], [(a.shape, x.dtype)])[0]

@@ -286,7 +286,7 @@ def constrain(x: Any, sharding: NamedSharding) -> Any:
         raise ValueError(f"constrain(): the array is on {x.device}, not on the sharding's mesh "
                          f"{sharding.mesh}; move it with to_device()")
     _spmd.check_spec(sharding.mesh, sharding._norm, x.shape, "constrain()")
-    return wrap(record(_spmd.CONSTRAINT, (x._node,), (sharding._norm,)))
+    return wrap(record(_spmd.CONSTRAINT, (x._node,), _spmd.ShardingConstraint(sharding._norm)))
 
 
 def sharding_of(x: Any) -> Any:
@@ -305,7 +305,7 @@ def sharding_of(x: Any) -> Any:
     if not place._spmd:
         return NamedSharding(place, (None,) * len(n.shape))
     if n.buffer is None and n.op is _spmd.CONSTRAINT:
-        return NamedSharding(place, n.attrs[0])
+        return NamedSharding(place, n.attrs.spec)
     buf = x._buffer("sharding")
     lay = _spmd.leaf_layout(buf, place, len(n.shape))
     if lay[0] == "named":

@@ -49,8 +49,8 @@ from ..core import flags as _flags
 from ..core import metrics as _metrics
 from ..core.executor import materialize_nodes
 from ..core.graph import SCALAR, Node, Placeholder, record, scalar_leaf
-from ..core.ops.indexing import INDEX_CHECK, index_error
-from ..core.ops.structural import OPS, broadcast_shapes
+from ..core.ops.indexing import INDEX_CHECK, Gather, IndexCheck, IndexNorm, Scatter, index_error
+from ..core.ops.structural import OPS, Broadcast, Concat, Reshape, broadcast_shapes
 from .array import Array, host_leaf, wrap
 from .indexing import getitem, value_node
 from .indexing import setitem as basic_setitem
@@ -73,7 +73,7 @@ def checked_indices(node: Node, size: int, axis: int) -> Node:
             if lo < -size or hi >= size:
                 raise index_error(int(lo) if lo < -size else int(hi), size, axis)
         return node
-    return record(OPS["checked"], (node, record(INDEX_CHECK, (node,), (size, axis))))
+    return record(OPS["checked"], (node, record(INDEX_CHECK, (node,), IndexCheck(size, axis))))
 
 
 def empty_result(out: Node, indices: list[tuple[Node, int, int]]) -> Node:
@@ -280,13 +280,13 @@ def _indices(plan: Plan, shape: tuple, device: Any) -> Node:
         if isinstance(en, np.ndarray):
             nd = host_leaf(en, device, _I64)
         else:
-            nd = record(OPS["index_norm"], (checked_indices(en, shape[i], i),), (shape[i],))
+            nd = record(OPS["index_norm"], (checked_indices(en, shape[i], i),), IndexNorm(shape[i]))
         if nd.shape != b:
-            nd = record(OPS["broadcast"], (nd,), (b,))
-        parts.append(record(OPS["reshape"], (nd,), (b + (1,),)))
+            nd = record(OPS["broadcast"], (nd,), Broadcast(b))
+        parts.append(record(OPS["reshape"], (nd,), Reshape(b + (1,))))
     if len(parts) == 1:
         return parts[0]
-    return record(OPS["concat"], tuple(parts), (len(b), _I64))
+    return record(OPS["concat"], tuple(parts), Concat(len(b)))
 
 
 def _layout(plan: Plan, shape: tuple) -> tuple[tuple, list, int]:
@@ -301,13 +301,13 @@ def _layout(plan: Plan, shape: tuple) -> tuple[tuple, list, int]:
 
 def _zeros(shape: tuple, x: Array) -> Array:
     z = scalar_leaf(0, x.dtype, x.device)
-    return wrap(record(OPS["broadcast"], (z,), (shape,)))
+    return wrap(record(OPS["broadcast"], (z,), Broadcast(shape)))
 
 
 def _view(x: Array, plan: Plan) -> Node:
     if plan.view_shape == x.shape:
         return x._node
-    return record(OPS["reshape"], (x._node,), (plan.view_shape,))
+    return record(OPS["reshape"], (x._node,), Reshape(plan.view_shape))
 
 
 # ---------------------------------------------------------------- getitem
@@ -325,8 +325,7 @@ def getitem_advanced(x: Array, key: Any) -> Array:
         return wrap(empty_result(_zeros(out, x)._node, dev))
     idx = _indices(plan, shape, x.device)
     sizes = tuple(1 if i in plan.adv else n for i, n in enumerate(shape))
-    attrs = (tuple(window), tuple(plan.adv), sizes, out)
-    return wrap(record(OPS["gather"], (node, idx), attrs))
+    return wrap(record(OPS["gather"], (node, idx), Gather(tuple(window), tuple(plan.adv), sizes)))
 
 
 # ---------------------------------------------------------------- setitem
@@ -369,11 +368,11 @@ def _lazy_mask_set(x: Array, ents: list, v: Node) -> Array | None:
         c = len(vs) - len(rest) - 1
         if vs[c] != 1 or not _fits(vs[:c], pre) or not _fits(vs[c + 1:], rest):
             return None
-        vn = record(OPS["reshape"], (v,), (vs[:c] + (1,) * M + vs[c + 1:],))
+        vn = record(OPS["reshape"], (v,), Reshape(vs[:c] + (1,) * M + vs[c + 1:]))
     mn = host_leaf(m, x.device, _dtypes.bool) if isinstance(m, np.ndarray) else m
     if M and rest:
-        mn = record(OPS["reshape"], (mn,), (mshape + (1,) * len(rest),))
-    return wrap(record(OPS["select"], (mn, vn, x._node), (x.dtype,)))
+        mn = record(OPS["reshape"], (mn,), Reshape(mshape + (1,) * len(rest)))
+    return wrap(record(OPS["select"], (mn, vn, x._node)))
 
 
 def setitem_advanced(x: Array, key: Any, value: Any) -> Array:
@@ -396,11 +395,11 @@ def setitem_advanced(x: Array, key: Any, value: Any) -> Array:
                if isinstance(plan.entries[i], Node)]
         return wrap(empty_result(x._node, dev)) if dev else x
     if v.shape != sel:
-        v = record(OPS["broadcast"], (v,), (sel,))
+        v = record(OPS["broadcast"], (v,), Broadcast(sel))
     idx = _indices(plan, shape, x.device)
-    new = record(OPS["scatter"], (node, idx, v), (tuple(window), tuple(plan.adv)))
+    new = record(OPS["scatter"], (node, idx, v), Scatter(tuple(window), tuple(plan.adv)))
     if skey:
         new = basic_setitem(Array(view), skey, Array(new))._node
     if new.shape != x.shape:
-        new = record(OPS["reshape"], (new,), (x.shape,))
+        new = record(OPS["reshape"], (new,), Reshape(x.shape))
     return wrap(new)

@@ -33,7 +33,7 @@ from ..core.dtypes import DType
 from ..core.executor import check_buffers, materialize_nodes, value_buffer, value_host
 from ..core.graph import Node, Placeholder, TracedScalar, record, scalar_leaf
 from ..core.host import HostCopy, host_leaf
-from ..core.ops.structural import OPS
+from ..core.ops.structural import OPS, Transpose
 from . import views as _views
 from .dlpack import dlpack_device, to_dlpack
 from .inspection import namespace_for
@@ -162,7 +162,7 @@ class Array(_ArrayBase):
         if len(n.shape) != 2:
             raise ValueError(f"x.T needs a 2-D array, got {len(n.shape)}-D; use "
                              f"matrix_transpose or permute_dims")
-        return _views.attach(wrap(record(OPS["transpose"], (n,), ((1, 0),))), self,
+        return _views.attach(wrap(record(OPS["transpose"], (n,), Transpose((1, 0)))), self,
                              _views.TRANSPOSE_2D)
 
     @property

@@ -23,7 +23,7 @@ from ..core.graph import (
     record,
     scalar_leaf,
 )
-from ..core.ops.structural import OPS, check_shape
+from ..core.ops.structural import OPS, Broadcast, Iota, check_shape
 from ..core.transfers import copy_to
 from .array import Array, as_array, host_leaf, wrap
 from .dtype_functions import astype
@@ -176,7 +176,7 @@ def full(shape: Any, fill_value: bool | complex, *, dtype: Any = None,
     dev = resolve(device)
     _allocation(shape, d, dev, "full")
     s = scalar_leaf(fill_value, d, dev)
-    return wrap(record(OPS["broadcast"], (s,), (shape,)))
+    return wrap(record(OPS["broadcast"], (s,), Broadcast(shape)))
 
 
 def _constant(shape: Any, one: bool, dtype: Any, device: Any, fname: str) -> Array:
@@ -240,7 +240,7 @@ def full_like(x: Array, /, fill_value: bool | complex, *, dtype: Any = None,
 
 def iota(shape: tuple, dim: int, device: Any, dtype: DType = _dtypes.int64) -> Array:
     """Indices along ``dim`` of an array of ``shape`` (recorded, never on the host)."""
-    return wrap(record(OPS["iota"], (), (tuple(shape), dim, dtype), device=device))
+    return wrap(record(OPS["iota"], (), Iota(tuple(shape), dim, dtype), device=device))
 
 
 @_placed

@@ -7,8 +7,7 @@ from typing import Any
 from ..core import dtypes as _dtypes
 from ..core.dtypes import can_cast, finfo, iinfo, isdtype, result_type
 from ..core.graph import record
-from ..core.ops.elementwise import dtypes_for
-from ..core.ops.structural import OPS
+from ..core.ops.structural import OPS, Convert
 from .array import Array, as_array, operand_nodes, wrap
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
@@ -28,13 +27,13 @@ def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) ->
         out = x
     elif x.dtype.kind == "c" and d is _dtypes.bool:
         nodes = operand_nodes("astype", x, 0)  # x != 0
-        out = wrap(record(OPS["not_equal"], tuple(nodes), dtypes_for("not_equal", [x.dtype] * 2)))
+        out = wrap(record(OPS["not_equal"], tuple(nodes)))
     elif x.dtype is _dtypes.bool and d.kind in "fc":
         # through uint8: XLA rewrites convert(pred) * y as select(pred, y, 0), losing 0 * inf
-        u8 = wrap(record(OPS["convert"], (x._node,), (_dtypes.uint8,)))
-        out = wrap(record(OPS["convert"], (u8._node,), (d,)))
+        u8 = wrap(record(OPS["convert"], (x._node,), Convert(_dtypes.uint8)))
+        out = wrap(record(OPS["convert"], (u8._node,), Convert(d)))
     else:
-        out = wrap(record(OPS["convert"], (x._node,), (d,)))
+        out = wrap(record(OPS["convert"], (x._node,), Convert(d)))
     if device is not None:
         out = out.to_device(device)
     if out is x and copy:

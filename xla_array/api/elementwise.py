@@ -1,9 +1,10 @@
 """Elementwise functions of the namespace, generated from the op table
 (``core/ops/elementwise.py``).
 
-Each function validates its operands (dtype category, broadcasting), promotes them and records
-one node. Python scalars are weak: ``x + 1`` keeps ``x``'s dtype and passes 1 as a runtime
-parameter, so changing the scalar never recompiles.
+Each function normalizes its operands (Python scalars, NumPy arrays) and records one node; the
+op's ``infer`` owns the rules (dtype category and promotion, broadcasting) and raises. Python
+scalars are weak: ``x + 1`` keeps ``x``'s dtype and passes 1 as a runtime parameter, so
+changing the scalar never recompiles.
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..core import dtypes as _dtypes
 from ..core.graph import record
-from ..core.ops.elementwise import ELEMENTWISE, dtypes_for
+from ..core.ops.elementwise import ELEMENTWISE
 from ..core.ops.structural import OPS
 from .array import Array, as_array, as_node, operand_nodes, wrap
 from .dtype_functions import astype
@@ -24,15 +24,9 @@ __all__ = sorted(ELEMENTWISE) + ["clip"]
 
 def apply(name: str, *xs: Any) -> Array:
     """Record elementwise op ``name`` on arrays and/or Python scalars."""
-    nodes = operand_nodes(name, *xs)
-    key = (name, *[n.dtype for n in nodes])
-    attrs = _ATTRS.get(key)
-    if attrs is None:  # dtype rule (raises TypeError for bad dtypes), memoized per dtypes
-        attrs = _ATTRS[key] = dtypes_for(name, [n.dtype for n in nodes])
-    return wrap(record(OPS[name], tuple(nodes), attrs))
+    return wrap(record(OPS[name], tuple(operand_nodes(name, *xs))))
 
 
-_ATTRS: dict[tuple, tuple] = {}
 _Function = Callable[..., Array]  # an elementwise function of the namespace
 
 
@@ -45,23 +39,17 @@ def _make(name: str, arity: int) -> Any:
     if arity == 1:
         same_on = _IDENTITY.get(name, "")
         op1 = OPS[name]
-        memo1: dict[Any, tuple] = {}
 
         def f1(x: Array, /) -> Array:
             if type(x) is not Array:
                 x = as_array(x, name)
             n = x._node
-            d = n.dtype
-            if d.kind in same_on:
+            if n.dtype.kind in same_on:
                 return Array(n)
-            attrs = memo1.get(d)
-            if attrs is None:  # dtype rule (raises TypeError for bad dtypes), memoized
-                attrs = memo1[d] = dtypes_for(name, [d])
-            return wrap(record(op1, (n,), attrs))
+            return wrap(record(op1, (n,)))
         f: Any = f1
     else:
         op = OPS[name]
-        memo: dict[tuple, tuple] = {}
 
         def f2(x1: Any, x2: Any, /) -> Array:
             if type(x1) is Array:  # fast path: array op array / array op Python int or float
@@ -73,10 +61,7 @@ def _make(name: str, arity: int) -> Any:
                     n2 = as_node(x2, n1, name)
                 else:
                     return apply(name, x1, x2)
-                attrs = memo.get((n1.dtype, n2.dtype))
-                if attrs is None:
-                    attrs = memo[n1.dtype, n2.dtype] = dtypes_for(name, [n1.dtype, n2.dtype])
-                return wrap(record(op, (n1, n2), attrs))
+                return wrap(record(op, (n1, n2)))
             return apply(name, x1, x2)
 
         def dunder(slow: Any) -> Any:
@@ -90,11 +75,7 @@ def _make(name: str, arity: int) -> Any:
                     n2 = as_node(other, self._node, name)
                 else:
                     return slow(self, other)
-                n1 = self._node
-                attrs = memo.get((n1.dtype, n2.dtype))
-                if attrs is None:
-                    attrs = memo[n1.dtype, n2.dtype] = dtypes_for(name, [n1.dtype, n2.dtype])
-                return wrap(record(op, (n1, n2), attrs))
+                return wrap(record(op, (self._node, n2)))
             return forward
         def rdunder(slow: Any) -> Any:
             """``Array.__r<op>__`` (``0.5 * x``): the Python int/float on the left, inlined
@@ -103,11 +84,7 @@ def _make(name: str, arity: int) -> Any:
                 t1 = type(other)
                 if t1 is float or t1 is int:
                     n2 = self._node
-                    n1 = as_node(other, n2, name)
-                    attrs = memo.get((n1.dtype, n2.dtype))
-                    if attrs is None:
-                        attrs = memo[n1.dtype, n2.dtype] = dtypes_for(name, [n1.dtype, n2.dtype])
-                    return wrap(record(op, (n1, n2), attrs))
+                    return wrap(record(op, (as_node(other, n2, name), n2)))
                 return slow(self, other)
             return reverse
         f2.dunder = dunder  # type: ignore[attr-defined]
@@ -129,8 +106,7 @@ def select(condition: Array, x1: Any, x2: Any) -> Array:
     condition = as_array(condition, "where")
     a, b = operand_nodes("where", x1, x2) if (isinstance(x1, Array) or isinstance(x2, Array)) \
         else operand_nodes("where", condition, x1)[1:] + operand_nodes("where", condition, x2)[1:]
-    d = _dtypes.promote(a.dtype, b.dtype)
-    return wrap(record(OPS["select"], (condition._node, a, b), (d,)))
+    return wrap(record(OPS["select"], (condition._node, a, b)))
 
 
 def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:

@@ -18,7 +18,17 @@ import numpy as np
 from ..core import dtypes as _dtypes
 from ..core.graph import Node, record, scalar_leaf
 from ..core.ops import indexing as _ops_index  # noqa: F401  (registers dynamic_slice / dynamic_update_slice)
-from ..core.ops.structural import OPS, broadcast_shapes
+from ..core.ops.indexing import DynamicSlice, DynamicUpdateSlice
+from ..core.ops.structural import (
+    OPS,
+    Broadcast,
+    Convert,
+    Pad,
+    Reshape,
+    Reverse,
+    Slice,
+    broadcast_shapes,
+)
 from ..core.transfers import transfer
 from .array import Array, as_node, wrap
 
@@ -112,10 +122,10 @@ def getitem(x: Array, key: Any) -> Array:
             n = shape[0]
             rest = shape[1:]
             if n == 1:
-                return wrap(record(_RESHAPE, (node,), (rest,)))
+                return wrap(record(_RESHAPE, (node,), Reshape(rest)))
             start = scalar_leaf(key + n if key < 0 else key, _I64, node.device)
-            ds = record(_DYNAMIC_SLICE, (node, start), ((1, *rest), (0,)))
-            return wrap(Node(_RESHAPE, (ds,), (rest,), rest, ds.dtype, ds.device,
+            ds = record(_DYNAMIC_SLICE, (node, start), DynamicSlice((1, *rest), (0,)))
+            return wrap(Node(_RESHAPE, (ds,), Reshape(rest), rest, ds.dtype, ds.device,
                              ds.depth + _RESHAPE.weight, ds.where, ds.committed))
     if t is int or t is slice or t is tuple:
         out = _getitem_simple(x, key if t is tuple else (key,))
@@ -135,15 +145,15 @@ def getitem(x: Array, key: Any) -> Array:
         spans = _spans(b)
         dyn, starts = _starts(b, x.shape, x.device)
         if dyn:
-            node = record(OPS["dynamic_slice"], (node, *starts), (spans, dyn))
+            node = record(OPS["dynamic_slice"], (node, *starts), DynamicSlice(spans, dyn))
         if any(st > 1 for s, m, st, rev, isint in b.dims):
             step = tuple(st for s, m, st, rev, isint in b.dims)
-            node = record(OPS["slice"], (node,), ((0,) * len(spans), spans, step))
+            node = record(OPS["slice"], (node,), Slice((0,) * len(spans), spans, step))
         revs = tuple(i for i, dim in enumerate(b.dims) if dim[3])
         if revs:
-            node = record(OPS["reverse"], (node,), (revs,))
+            node = record(OPS["reverse"], (node,), Reverse(revs))
     if node.shape != b.out_shape:
-        node = record(OPS["reshape"], (node,), (b.out_shape,))
+        node = record(OPS["reshape"], (node,), Reshape(b.out_shape))
     return wrap(node) if node is not x._node else Array(node)
 
 
@@ -185,14 +195,14 @@ def _getitem_simple(x: Array, ks: tuple) -> Array | None:
     if dyn:
         dev = node.device
         node = record(_DYNAMIC_SLICE, (node, *[scalar_leaf(i, _I64, dev) for i in starts]),
-                      ((*spans, *rest), tuple(dyn)))
+                      DynamicSlice((*spans, *rest), tuple(dyn)))
     out_shape = (*out, *rest)
     if node.shape != out_shape:
         if dyn:  # what record() makes of it, known: one input just recorded at this line
-            node = Node(_RESHAPE, (node,), (out_shape,), out_shape, node.dtype, node.device,
+            node = Node(_RESHAPE, (node,), Reshape(out_shape), out_shape, node.dtype, node.device,
                         node.depth + _RESHAPE.weight, node.where, node.committed)
         else:
-            node = record(_RESHAPE, (node,), (out_shape,))
+            node = record(_RESHAPE, (node,), Reshape(out_shape))
     return wrap(node) if node is not x._node else Array(node)
 
 
@@ -224,7 +234,7 @@ def value_node(x: Array, value: Any, fname: str = "__setitem__") -> Any:
         if v.dtype.kind == "c" and x.dtype.kind != "c":
             raise TypeError(f"cannot assign {v.dtype.name} values into a "
                             f"{x.dtype.name} array")
-        v = record(OPS["convert"], (v,), (x.dtype,))
+        v = record(OPS["convert"], (v,), Convert(x.dtype))
     if v.device != x.device and v.op.name != "scalar":
         if not v.committed:  # an uncommitted value follows the array (JAX's rule)
             v = transfer(v, x.device)
@@ -254,16 +264,16 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     if any(m == 0 for s, m, st, rev, isint in b.dims):
         return x
     if v.shape != b.out_shape:
-        v = record(OPS["broadcast"], (v,), (b.out_shape,))
+        v = record(OPS["broadcast"], (v,), Broadcast(b.out_shape))
     region = tuple(m for s, m, st, rev, isint in b.dims)
     if v.shape != region:
-        v = record(OPS["reshape"], (v,), (region,))
+        v = record(OPS["reshape"], (v,), Reshape(region))
     revs = tuple(i for i, dim in enumerate(b.dims) if dim[3])
     if revs:
-        v = record(OPS["reverse"], (v,), (revs,))
+        v = record(OPS["reverse"], (v,), Reverse(revs))
     if region == x.shape:
         if v.op.name == "scalar":  # a runtime parameter is no array: give it a node of its own
-            v = record(OPS["broadcast"], (v,), (x.shape,))
+            v = record(OPS["broadcast"], (v,), Broadcast(x.shape))
         return wrap(v)
     spans = _spans(b)
     dyn, starts = _starts(b, x.shape, x.device)
@@ -271,12 +281,13 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
         # strided: merge the value into the covered span, keeping the elements between
         zeros = (0,) * len(spans)
         interior = tuple(st - 1 for s, m, st, rev, isint in b.dims)
-        placed = record(OPS["pad"], (v,), (zeros, zeros, interior))
+        placed = record(OPS["pad"], (v,), Pad(zeros, zeros, interior))
         true = scalar_leaf(True, _dtypes.bool, x.device)
-        mask = record(OPS["broadcast"], (true,), (region,))
-        mask = record(OPS["pad"], (mask,), (zeros, zeros, interior))
-        cur = record(OPS["dynamic_slice"], (x._node, *starts), (spans, dyn)) if dyn else x._node
-        v = record(OPS["select"], (mask, placed, cur), (x.dtype,))
+        mask = record(OPS["broadcast"], (true,), Broadcast(region))
+        mask = record(OPS["pad"], (mask,), Pad(zeros, zeros, interior))
+        cur = (record(OPS["dynamic_slice"], (x._node, *starts), DynamicSlice(spans, dyn))
+               if dyn else x._node)
+        v = record(OPS["select"], (mask, placed, cur))
     if not dyn:
         return wrap(v)
-    return wrap(record(OPS["dynamic_update_slice"], (x._node, v, *starts), (dyn,)))
+    return wrap(record(OPS["dynamic_update_slice"], (x._node, v, *starts), DynamicUpdateSlice(dyn)))

@@ -36,7 +36,7 @@ from ..core.executor import (
     run_checks,
     scalar_buffer_of,
 )
-from ..core.graph import Placeholder, TracedScalar, buffer_leaf, structure_key, toposort
+from ..core.graph import Placeholder, TracedScalar, buffer_leaf, plan_graph
 from ..core.lower import lower
 from ..core.ops.structural import OPS
 from .array import Array
@@ -194,9 +194,11 @@ def _trace(fn: Any, args: tuple, kwargs: dict) -> _Trace:
     roots = [a._node for a in out_leaves if isinstance(a, Array) and a._node.buffer is None]
     t = _Trace()
     t.device = device or (roots[0].device if roots else default_device())
-    order, bufs, scalars = toposort(roots) if roots else ([], [], [])
-    checks = [n for n in order if n.op.check is not None]  # computed beside the results
-    nodes = roots + checks
+    # the results, then the run-time checks computed beside them; ``struct``: the structural
+    # key, from the same builder as a materialization's
+    order, bufs, scalars, nodes, struct = (plan_graph(roots, writeback=False) if roots
+                                           else ([], [], [], [], ()))
+    checks = nodes[len(roots):]
     t.checks = ([None] * len(roots) + checks, tuple(range(len(roots), len(nodes))))
     t.params = [n.buffer.index if type(n.buffer) is Placeholder else n.buffer for n in bufs]
     t.scalars = [(n.value, n.dtype) for n in scalars]
@@ -213,7 +215,7 @@ def _trace(fn: Any, args: tuple, kwargs: dict) -> _Trace:
             t.outs.append(a)
     t.out_desc = out_desc
     t.out_specs = [(n.shape, n.dtype.np) for n in nodes]
-    key = ("jit", t.device, structure_key(order, bufs, scalars, nodes), donate_params)
+    key = ("jit", t.device, struct, donate_params)
     t.compiled = (compile_graph(key, order, bufs, scalars, nodes, t.device, donate_params)
                   if roots else None)
     t.text = lower(order, bufs, scalars, nodes, donate_params) if roots else ""

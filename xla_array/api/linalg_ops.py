@@ -10,8 +10,16 @@ from ..core import backend as _backend
 from ..core import dtypes as dt
 from ..core.dtypes import DType
 from ..core.graph import record
-from ..core.ops.linalg import LAPACK_PREFIX, char
-from ..core.ops.structural import OPS, broadcast_shapes, record_multi
+from ..core.ops.linalg import (
+    LAPACK_PREFIX,
+    Cholesky,
+    Fft,
+    Lapack,
+    LuPermutation,
+    TriangularSolve,
+    char,
+)
+from ..core.ops.structural import OPS, Slice, broadcast_shapes, record_multi
 from ..kernels import lu_perm
 from .array import Array, as_array, wrap
 from .manipulation import broadcast_to, reshape
@@ -39,8 +47,7 @@ def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple,
     target = f"lapack_{LAPACK_PREFIX[dtype.name]}{base}"
     outs_t = tuple((tuple(s), d) for s, d in outs)
     nodes = record_multi(OPS["lapack"], tuple(x._node for x in inputs),
-                         (target, tuple(config), outs_t, alias), list(outs_t),
-                         keep and len(outs_t) > 1)
+                         Lapack(target, tuple(config), outs_t, alias), keep and len(outs_t) > 1)
     return [wrap(n) for n in nodes]
 
 
@@ -53,7 +60,7 @@ def cholesky_lower(x: Array, keep: bool = True) -> tuple[Array, Array | None]:
                                                        (x.shape[:-2], dt.int32)],
                            (("uplo", char("L")),), keep=keep)
         return low, info
-    return wrap(record(OPS["cholesky"], (x._node,), (True,))), None
+    return wrap(record(OPS["cholesky"], (x._node,), Cholesky(True))), None
 
 
 def tri_solve(a: Array, b: Array, *, lower: bool, unit: bool = False, left: bool = True,
@@ -69,7 +76,8 @@ def tri_solve(a: Array, b: Array, *, lower: bool, unit: bool = False, left: bool
         return lapack("trsm_ffi", a.dtype, [a, b], [(b.shape, b.dtype)],
                       (("side", char("L" if left else "R")), ("uplo", char("L" if lower else "U")),
                        ("trans_x", char(t)), ("diag", char("U" if unit else "N"))), alias=1)[0]
-    return wrap(record(OPS["triangular_solve"], (a._node, b._node), (left, lower, unit, trans)))
+    return wrap(record(OPS["triangular_solve"], (a._node, b._node),
+                       TriangularSolve(left, lower, unit, trans)))
 
 
 def getrf(x: Array, keep: bool = True) -> tuple[Array, Array, Array]:
@@ -87,11 +95,11 @@ def pivots_to_perm(piv: Array, m: int) -> Array:
     On a CPU device, a native kernel (O(m) per matrix); elsewhere, or if the kernel cannot
     be built, an XLA loop over the pivots (~1-2 us per pivot on XLA:CPU)."""
     op = OPS["lu_permutation_kernel" if lu_perm.usable(piv.device) else "lu_permutation"]
-    return wrap(record(op, (piv._node,), (m,)))
+    return wrap(record(op, (piv._node,), LuPermutation(m)))
 
 
 def make_complex(re: Array, im: Array) -> Array:
-    return wrap(record(OPS["complex"], (re._node, im._node), ()))
+    return wrap(record(OPS["complex"], (re._node, im._node)))
 
 
 def nan_where(bad: Array, x: Array) -> Array:
@@ -102,8 +110,8 @@ def nan_where(bad: Array, x: Array) -> Array:
     return where(flag, nan, x)
 
 
-def fft_node(x: Array, kind: str, lengths: tuple, shape: tuple, dtype: DType) -> Array:
-    return wrap(record(OPS["fft"], (x._node,), (kind, tuple(lengths), tuple(shape), dtype)))
+def fft_node(x: Array, kind: str, lengths: tuple) -> Array:
+    return wrap(record(OPS["fft"], (x._node,), Fft(kind, tuple(lengths))))
 
 
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
@@ -121,4 +129,4 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     limit = start + (size - 1) * (n + 1) + 1 if size else 0
     nb = len(batch)
     return wrap(record(OPS["slice"], (flat._node,),
-                       ((0,) * nb + (start,), tuple(batch) + (limit,), (1,) * nb + (n + 1,))))
+                       Slice((0,) * nb + (start,), tuple(batch) + (limit,), (1,) * nb + (n + 1,))))

@@ -9,13 +9,11 @@ from typing import Any
 import numpy as np
 
 from ..core import axes as _axes
-from ..core import dtypes as _dtypes
 from ..core.graph import record
-from ..core.ops.structural import OPS
+from ..core.ops.structural import OPS, Broadcast, Concat, Reshape, Reverse, Transpose
 from ..core.ops.structural import broadcast_shapes as _bshapes
 from . import views as _views
 from .array import Array, as_array, wrap
-from .dtype_functions import astype
 
 __all__ = ["reshape", "permute_dims", "broadcast_to", "broadcast_arrays", "broadcast_shapes",
            "expand_dims", "squeeze", "concat", "stack", "flip", "moveaxis", "roll", "tile",
@@ -40,10 +38,8 @@ def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
             raise ValueError(f"cannot reshape an array of shape {x.shape} into {tuple(shape)}")
         shape[shape.index(-1)] = x.size // known
     shape_t = tuple(shape)
-    if math.prod(shape_t) != x.size:
-        raise ValueError(f"cannot reshape an array of shape {x.shape} into {shape_t}")
-    fwd = None if shape_t == x.shape else ("reshape", (shape_t,))
-    out = Array(x._node) if fwd is None else wrap(record(OPS["reshape"], (x._node,), (shape_t,)))
+    fwd = None if shape_t == x.shape else ("reshape", Reshape(shape_t))
+    out = Array(x._node) if fwd is None else wrap(record(OPS["reshape"], (x._node,), fwd[1]))
     if copy:
         return out
     model: Any
@@ -57,21 +53,19 @@ def reshape(x: Array, /, shape: Any, *, copy: bool | None = None) -> Array:
                                  f"strides cannot be reshaped to {shape_t} without a copy")
             return out
         model = lambda _, _m=got: _m  # noqa: E731
-    back = None if fwd is None else ("reshape", (x.shape,))
+    back = None if fwd is None else ("reshape", Reshape(x.shape))
     return _views.attach(out, x, _views.Transform(fwd, back, model))
 
 
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
     x = _arr(x, "permute_dims")
     perm = tuple(_axes.axis(a, x.ndim, "permute_dims") for a in axes)
-    if sorted(perm) != list(range(x.ndim)):
-        raise ValueError(f"permute_dims(): {tuple(axes)} is not a permutation of "
-                         f"{x.ndim} axes")
     if perm == tuple(range(x.ndim)):
         return _views.attach(Array(x._node), x, _views.Transform(None, None, lambda m: m))
     inv = tuple(perm.index(i) for i in range(x.ndim))
-    out = wrap(record(OPS["transpose"], (x._node,), (perm,)))
-    return _views.attach(out, x, _views.Transform(("transpose", (perm,)), ("transpose", (inv,)),
+    out = wrap(record(OPS["transpose"], (x._node,), Transpose(perm)))
+    return _views.attach(out, x, _views.Transform(("transpose", Transpose(perm)),
+                                                  ("transpose", Transpose(inv)),
                                                   lambda m: m.transpose(perm)))
 
 
@@ -84,7 +78,7 @@ def broadcast_to(x: Array, /, shape: tuple[int, ...]) -> Array:
         raise ValueError(f"cannot broadcast an array of shape {x.shape} to {shape}")
     if shape == x.shape:
         return Array(x._node)
-    return wrap(record(OPS["broadcast"], (x._node,), (shape,)))
+    return wrap(record(OPS["broadcast"], (x._node,), Broadcast(shape)))
 
 
 def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
@@ -136,14 +130,9 @@ def concat(arrays: Any, /, *, axis: int | None = 0) -> Array:
     if nd == 0:
         raise ValueError("concat() cannot join 0-d arrays")
     ax = _axes.axis(axis, nd, "concat")
-    for a in arrays[1:]:
-        if a.ndim != nd or any(a.shape[i] != arrays[0].shape[i] for i in range(nd) if i != ax):
-            raise ValueError(f"concat(): shapes {[b.shape for b in arrays]} differ off "
-                             f"axis {ax}")
-    d = _dtypes.result_type(*arrays)
     if len(arrays) == 1:
-        return astype(arrays[0], d)
-    return wrap(record(OPS["concat"], tuple(a._node for a in arrays), (ax, d)))
+        return Array(arrays[0]._node)
+    return wrap(record(OPS["concat"], tuple(a._node for a in arrays), Concat(ax)))
 
 
 def stack(arrays: Any, /, *, axis: int = 0) -> Array:
@@ -161,9 +150,9 @@ def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     ax = _axes.axes(axis, x.ndim, "flip")
     if not ax:
         return _views.attach(Array(x._node), x, _views.Transform(None, None, lambda m: m))
-    out = wrap(record(OPS["reverse"], (x._node,), (ax,)))
-    return _views.attach(out, x, _views.Transform(("reverse", (ax,)), ("reverse", (ax,)),
-                                                  lambda m: np.flip(m, ax)))
+    out = wrap(record(OPS["reverse"], (x._node,), Reverse(ax)))
+    rev = ("reverse", Reverse(ax))
+    return _views.attach(out, x, _views.Transform(rev, rev, lambda m: np.flip(m, ax)))
 
 
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...],

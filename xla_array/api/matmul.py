@@ -16,7 +16,7 @@ from ..core import axes as _axes
 from ..core import dtypes as _dtypes
 from ..core import flags as _flags
 from ..core.graph import record
-from ..core.ops.structural import MATVEC, OPS, broadcast_shapes
+from ..core.ops.structural import MATVEC, OPS, DotGeneral, broadcast_shapes
 from ..kernels.blas import use_blas
 from ..kernels.rowpass import fuse
 from .array import Array, as_array, wrap
@@ -30,14 +30,14 @@ __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 _arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_array)
 
 
-def _precision() -> tuple:
-    """``()``, or ``("HIGH",)`` / ``("HIGHEST",)`` from the ``matmul_precision`` setting."""
+def _precision() -> str | None:
+    """None, "HIGH" or "HIGHEST", from the ``matmul_precision`` setting."""
     p = _flags.get("matmul_precision")
     if p == "default":
-        return ()
+        return None
     if p not in ("high", "highest"):
         raise ValueError(f"matmul_precision must be default, high or highest, not {p!r}")
-    return (p.upper(),)
+    return str(p.upper())
 
 
 def _numeric(a: Array, b: Array, fname: str) -> _dtypes.DType:
@@ -58,7 +58,7 @@ def matrix_transpose(x: Array, /) -> Array:
 def _untransposed(x: Array) -> tuple[Any, bool]:
     """(node, swapped): the node under a 2-D transpose, so dot_general can read it directly."""
     n = x._node
-    if n.op.name == "transpose" and n.buffer is None and n.attrs[0] == (1, 0):
+    if n.op.name == "transpose" and n.buffer is None and n.attrs.perm == (1, 0):
         return n.inputs[0], True
     return n, False
 
@@ -90,8 +90,8 @@ def matmul(x1: Array, x2: Array, /) -> Array:
                 if m is not None:
                     return wrap(record(OPS["rowpass"], m[0], (shape, d, m[1])))
             op = MATVEC
-        attrs = (shape, d, (), (), (0 if ta else len(sa) - 1,), (1 if tb else 0,)) + _precision()
-        return wrap(record(op, (na, nb), attrs))
+        dims = DotGeneral((), (), (0 if ta else len(sa) - 1,), (1 if tb else 0,), _precision())
+        return wrap(record(op, (na, nb), dims))
     va, vb = a.ndim == 1, b.ndim == 1
     if va:
         a = reshape(a, (1, a.shape[0]))
@@ -109,8 +109,8 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     if use_blas(d, a.device, a.shape[-2], b.shape[-1], a.shape[-1]):
         out = wrap(record(OPS["blas_gemm"], (a._node, b._node), (shape, d, False, False)))
     else:
-        attrs = (shape, d, nbat, nbat, (k + 1,), (k,)) + _precision()
-        out = wrap(record(OPS["dot_general"], (a._node, b._node), attrs))
+        dims = DotGeneral(nbat, nbat, (k + 1,), (k,), _precision())
+        out = wrap(record(OPS["dot_general"], (a._node, b._node), dims))
     if va and vb:
         return reshape(out, batch)
     if va:
@@ -122,7 +122,7 @@ def matmul(x1: Array, x2: Array, /) -> Array:
 
 def tensordot(x1: Array, x2: Array, /, *, axes: Any = 2) -> Array:
     a, b = _arr(x1, "tensordot"), _arr(x2, "tensordot")
-    d = _numeric(a, b, "tensordot")
+    _numeric(a, b, "tensordot")
     if isinstance(axes, int) or (hasattr(axes, "__index__") and not isinstance(axes, tuple)):
         n = operator.index(axes)
         if n < 0 or n > min(a.ndim, b.ndim):
@@ -138,10 +138,8 @@ def tensordot(x1: Array, x2: Array, /, *, axes: Any = 2) -> Array:
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"tensordot(): axis {i} of {a.shape} and axis {j} of {b.shape} "
                              f"differ in size")
-    shape = (tuple(s for i, s in enumerate(a.shape) if i not in ca)
-             + tuple(s for j, s in enumerate(b.shape) if j not in cb))
     return wrap(record(OPS["dot_general"], (a._node, b._node),
-                       (shape, d, (), (), ca, cb) + _precision()))
+                       DotGeneral((), (), ca, cb, _precision())))
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:

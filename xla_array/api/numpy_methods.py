@@ -20,6 +20,7 @@ from ..core import axes as _axes
 from ..core import dtypes as _dtypes
 from ..core.graph import record
 from ..core.ops import structural as _ops
+from ..core.ops.structural import Bitcast
 from . import (
     creation,
     dtype_functions,
@@ -196,7 +197,7 @@ def view(self: Array, dtype: Any = None, type: Any = None) -> Array:
         if not x.ndim:
             raise ValueError("Changing the dtype of a 0d array is only supported if the "
                              "itemsize is unchanged")
-        f = x if x.dtype == part else wrap(record(_ops.OPS["bitcast"], (x._node,), (part,)))
+        f = x if x.dtype == part else wrap(record(_ops.OPS["bitcast"], (x._node,), Bitcast(part)))
         if f.shape[-1] % 2:
             raise ValueError(f"When changing to a larger dtype, its size must be a divisor of "
                              f"the total size in bytes of the last axis of the array "
@@ -204,7 +205,7 @@ def view(self: Array, dtype: Any = None, type: Any = None) -> Array:
         pairs = xp.reshape(f, f.shape[:-1] + (f.shape[-1] // 2, 2))
         z = xp.astype(pairs[..., 0], target) + xp.astype(pairs[..., 1], target) * 1j
         return z if self.ndim or z.shape != (1,) else xp.reshape(z, ())
-    res = wrap(record(_ops.OPS["bitcast"], (x._node,), (target,)))
+    res = wrap(record(_ops.OPS["bitcast"], (x._node,), Bitcast(target)))
     return res if self.ndim or x.ndim == 0 else xp.reshape(res, ())
 
 

@@ -19,7 +19,8 @@ from typing import Any
 from ..core import axes as _axes
 from ..core import dtypes as _dtypes
 from ..core.graph import record
-from ..core.ops.structural import OPS
+from ..core.ops.sorting import Scatter1d, SearchSorted
+from ..core.ops.structural import OPS, ArgReduce, Convert
 from .array import Array, as_array, operand_nodes, wrap
 from .creation import iota, zeros
 from .dtype_functions import astype
@@ -47,12 +48,12 @@ def _arg(kind: str, x: Any, axis: Any, keepdims: bool) -> Array:
         if x.size == 0:
             raise ValueError(f"{fname}() of an empty array")
         flat = reshape(x, (-1,)) if x.ndim != 1 else x
-        out = wrap(record(OPS["argreduce"], (flat._node,), (kind, 0)))
+        out = wrap(record(OPS["argreduce"], (flat._node,), ArgReduce(kind, 0)))
         return reshape(out, (1,) * x.ndim) if keepdims else out
     a = _axes.axis(axis, x.ndim, fname)
     if x.shape[a] == 0:
         raise ValueError(f"{fname}() over an empty axis")
-    out = wrap(record(OPS["argreduce"], (x._node,), (kind, a)))
+    out = wrap(record(OPS["argreduce"], (x._node,), ArgReduce(kind, a)))
     if keepdims:
         out = reshape(out, tuple(1 if i == a else d for i, d in enumerate(x.shape)))
     return out
@@ -93,7 +94,7 @@ def compact(mask: Array, pos: Array, k: int) -> Array:
     (``cumsum(mask) - 1``) and their number ``k``."""
     slot = where(mask, pos, -1)
     idx = iota(mask.shape, 0, mask.device)
-    return wrap(record(OPS["scatter1d"], (slot._node, idx._node), (k,)))
+    return wrap(record(OPS["scatter1d"], (slot._node, idx._node), Scatter1d(k)))
 
 
 def empty_int(shape: tuple, device: Any) -> Array:
@@ -159,7 +160,7 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left",
     a, b = operand_nodes("searchsorted", x1, x2)
     d = _dtypes.promote(a.dtype, b.dtype)
     if a.dtype is not d:
-        a = record(OPS["convert"], (a,), (d,))
+        a = record(OPS["convert"], (a,), Convert(d))
     if b.dtype is not d:
-        b = record(OPS["convert"], (b,), (d,))
-    return wrap(record(OPS["searchsorted"], (a, b), (side,)))
+        b = record(OPS["convert"], (b,), Convert(d))
+    return wrap(record(OPS["searchsorted"], (a, b), SearchSorted(side)))

@@ -28,7 +28,8 @@ import numpy as np
 
 from ..core import dtypes as _dtypes
 from ..core.graph import record
-from ..core.ops.structural import OPS
+from ..core.ops.sorting import Scatter1d, SearchSorted, Take
+from ..core.ops.structural import OPS, Convert
 from .array import Array, as_array, operand_nodes, wrap
 from .creation import full, zeros
 from .elementwise import apply
@@ -114,7 +115,7 @@ class _Groups:
             return empty_int(self.x.shape, self.x.device)
         assert self.perm is not None
         inv = wrap(record(OPS["scatter1d"], (self.perm._node, self.gid._node),
-                          (self.n,)))
+                          Scatter1d(self.n)))
         return reshape(inv, self.x.shape)
 
 
@@ -152,9 +153,9 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
     a, b = operand_nodes("isin", x1, x2)
     d = _dtypes.promote(a.dtype, b.dtype)
     if a.dtype is not d:
-        a = record(OPS["convert"], (a,), (d,))
+        a = record(OPS["convert"], (a,), Convert(d))
     if b.dtype is not d:
-        b = record(OPS["convert"], (b,), (d,))
+        b = record(OPS["convert"], (b,), Convert(d))
     xa, xb = wrap(a), wrap(b)
     m = xb.size
     if m == 0:
@@ -163,8 +164,8 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
         found = apply("equal", xa, reshape(xb, ()))
     else:
         s = sort(reshape(xb, (m,)))
-        pos = wrap(record(OPS["searchsorted"], (s._node, xa._node), ("left",)))
+        pos = wrap(record(OPS["searchsorted"], (s._node, xa._node), SearchSorted("left")))
         pos = apply("minimum", pos, m - 1)
-        hit = wrap(record(OPS["take_axis"], (s._node, pos._node), (0,)))
+        hit = wrap(record(OPS["take_axis"], (s._node, pos._node), Take(0)))
         found = apply("equal", hit, xa)
     return apply("logical_not", found) if invert else found

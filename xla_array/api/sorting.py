@@ -23,6 +23,7 @@ from typing import Any
 from ..core import axes as _axes
 from ..core.graph import record
 from ..core.ops import sorting as _ops_sort  # noqa: F401  (sorting registers the ops)
+from ..core.ops.sorting import SortKeyed, SortMulti
 from ..core.ops.structural import OPS, record_multi
 from .array import Array, as_array, wrap
 from .creation import iota
@@ -39,8 +40,7 @@ def sort_arrays(keys: list[Array], payloads: list[Array], axis: int, descending:
     """Sort ``keys`` (lexicographically) and ``payloads`` along ``axis``; all of one shape."""
     ins = keys + payloads
     nodes = record_multi(OPS["sort_multi"], tuple(a._node for a in ins),
-                         (axis, bool(descending), bool(stable), len(keys)),
-                         [(a.shape, a.dtype) for a in ins])
+                         SortMulti(axis, bool(descending), bool(stable), len(keys)))
     return [wrap(n) for n in nodes]
 
 
@@ -56,7 +56,7 @@ def sort(x: Array, /, *, axis: int = -1, descending: bool = False,
     if x.shape[a] <= 1 or x.size == 0:
         return Array(x._node)
     if x.dtype.kind in "biuf":
-        return wrap(record(OPS["sort_keyed"], (x._node,), (a, bool(descending), "values")))
+        return wrap(record(OPS["sort_keyed"], (x._node,), SortKeyed(a, bool(descending), "values")))
     return sort_arrays([x], [], a, descending, stable)[0]
 
 
@@ -67,7 +67,8 @@ def argsort(x: Array, /, *, axis: int = -1, descending: bool = False,
     if x.shape[a] <= 1 or x.size == 0:
         return iota(x.shape, a, x.device)
     if x.dtype.kind in "biuf" and x.dtype.bits <= 32 and x.shape[a] < 2 ** 32:
-        return wrap(record(OPS["sort_keyed"], (x._node,), (a, bool(descending), "argsort32")))
+        return wrap(record(OPS["sort_keyed"], (x._node,),
+                           SortKeyed(a, bool(descending), "argsort32")))
     return sort_arrays([x], [iota(x.shape, a, x.device)], a, descending, stable)[1]
 
 

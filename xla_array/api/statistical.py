@@ -24,7 +24,8 @@ from ..core import dtypes as _dtypes
 from ..core.dtypes import DType
 from ..core.graph import record
 from ..core.ops import sorting as _ops_sort  # noqa: F401  (registers cumreduce)
-from ..core.ops.structural import OPS
+from ..core.ops.sorting import CumReduce
+from ..core.ops.structural import OPS, Reduce
 from .array import Array, as_array, wrap
 from .dtype_functions import astype
 from .elementwise import sqrt
@@ -52,7 +53,7 @@ def reduce(kind: str, x: Array, axis: Any, keepdims: bool, dtype: DType,
     src = astype(x, dtype, copy=False)
     if not ax:
         return src
-    out = wrap(record(OPS["reduce"], (src._node,), (kind, ax)))
+    out = wrap(record(OPS["reduce"], (src._node,), Reduce(kind, ax)))
     return _keep(out, x, ax, keepdims)
 
 
@@ -164,7 +165,7 @@ def _cumulative(kind: str, x: Any, axis: Any, dtype: Any, include_initial: bool,
     src = astype(x, d, copy=False)
     if x.shape[a] <= 1 and not include_initial:
         return Array(src._node)
-    return wrap(record(OPS["cumreduce"], (src._node,), (kind, a, bool(include_initial))))
+    return wrap(record(OPS["cumreduce"], (src._node,), CumReduce(kind, a, bool(include_initial))))
 
 
 def cumulative_sum(x: Array, /, *, axis: int | None = None, dtype: Any = None,

@@ -28,6 +28,7 @@ from ..core import axes as _axes
 from ..core import dtypes as _dtypes
 from ..core.graph import record
 from ..core.ops import sorting as _ops_sort  # noqa: F401  (sorting registers the ops)
+from ..core.ops.sorting import SearchSorted, Take
 from ..core.ops.structural import OPS, broadcast_shapes
 from .advanced_indexing import checked_indices, empty_result
 from .array import Array, as_array, wrap
@@ -127,7 +128,7 @@ def _take(x: Array, indices: Array, axis: int | None, check: bool) -> Array:
         z = _zeros(out_shape, x)
         return wrap(empty_result(z._node, [(indices._node, x.shape[a], a)])) if check else z
     idx = checked_indices(indices._node, x.shape[a], a) if check else indices._node
-    return wrap(record(OPS["take_axis"], (x._node, idx), (a,)))
+    return wrap(record(OPS["take_axis"], (x._node, idx), Take(a)))
 
 
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
@@ -153,7 +154,7 @@ def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     xb = broadcast_to(x, x_shape)
     ib = broadcast_to(indices, out_shape)
     idx = checked_indices(ib._node, x.shape[a], a)
-    return wrap(record(OPS["take_along"], (xb._node, idx), (a,)))
+    return wrap(record(OPS["take_along"], (xb._node, idx), Take(a)))
 
 
 def _repeat_static(x: Array, r: int, a: int) -> Array:
@@ -208,5 +209,5 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     if 0 in out_shape:
         return _zeros(out_shape, x)
     src = wrap(record(OPS["searchsorted"], (cs._node, iota((total,), 0, x.device)._node),
-                      ("right",)))
+                      SearchSorted("right")))
     return take(x, src, axis=a)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..core.graph import Node, record
-from ..core.ops.structural import OPS
+from ..core.ops.structural import OPS, Transpose
 
 __all__ = ["LOCK", "MAX_DEPTH", "TRANSPOSE_2D", "Transform", "View", "attach", "has_views",
            "reshaped_model", "strides_model", "views_of"]
@@ -48,7 +48,8 @@ class Transform:
         return node if which is None else record(OPS[which[0]], (node,), which[1])
 
 
-TRANSPOSE_2D = Transform(("transpose", ((1, 0),)), ("transpose", ((1, 0),)), lambda m: m.T)
+TRANSPOSE_2D = Transform(("transpose", Transpose((1, 0))), ("transpose", Transpose((1, 0))),
+                         lambda m: m.T)
 
 
 class View:

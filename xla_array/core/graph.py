@@ -20,7 +20,7 @@ from . import flags as _flags
 from .devices import resolve
 from .dtypes import DType
 
-__all__ = ["Node", "buffer_leaf", "scalar_leaf", "record", "toposort", "user_frame"]
+__all__ = ["Node", "buffer_leaf", "scalar_leaf", "record", "plan_graph", "user_frame"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # xla_array/
 
@@ -34,14 +34,21 @@ class OpDef:
     need no import.
     """
 
-    __slots__ = ("name", "infer", "lower", "nout", "weight", "keep", "fuses", "check")
+    __slots__ = ("name", "infer", "lower", "attrs", "nout", "results", "weight", "keep",
+                 "fuses", "check")
 
     def __init__(self, name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1,
-                 fuses: bool = False) -> None:
+                 fuses: bool = False, attrs: Any = None, results: Any = None) -> None:
         self.name = name
         self.infer = infer
         self.lower = lower
+        # the record type of the op's attributes (a NamedTuple class: ``n.attrs.axes``), None
+        # for an op without attributes (its nodes hold ``()``)
+        self.attrs = attrs
         self.nout = nout
+        # a multi-result op (``nout > 1``): ``results(inputs, attrs) -> ((shape, dtype), ...)``,
+        # what its ``get`` nodes read; ``infer`` returns the first of them
+        self.results = results
         # results always written back when computed, even with no Array on them (the ``get``
         # results of decompositions: other pending graphs may still use them)
         self.keep: bool = False
@@ -113,7 +120,7 @@ class Node:
     __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "value",
                  "depth", "users", "where", "committed", "site", "seq", "__weakref__")
 
-    def __init__(self, op: OpDef, inputs: tuple, attrs: tuple, shape: tuple, dtype: DType,
+    def __init__(self, op: OpDef, inputs: tuple, attrs: Any, shape: tuple, dtype: DType,
                  device: Any, depth: int, where: Any, committed: bool = False) -> None:
         self.op = op
         self.inputs = inputs
@@ -178,7 +185,7 @@ def user_frame() -> tuple[str, int]:
     return ("<unknown>", 0)
 
 
-def record(op: OpDef, inputs: tuple, attrs: tuple = (), device: Any = None) -> Node:
+def record(op: OpDef, inputs: tuple, attrs: Any = (), device: Any = None) -> Node:
     """Validate (op.infer) and create a node. Raises at the caller's line on bad input."""
     shape, dtype = op.infer(inputs, attrs)
     depth = 0
@@ -250,48 +257,18 @@ def _mixed_devices(op: OpDef, inputs: tuple) -> tuple:
     return inputs, place, max([x.depth for x in inputs]), committed
 
 
-def toposort(roots: list[Node]) -> tuple[list[Node], list[Node], list[Node]]:
-    """Pending nodes reachable from ``roots`` in dependency order, plus buffer and scalar leaves.
-
-    Iterative post-order DFS; each node appears once. Leaves are listed in first-use order,
-    which fixes the parameter slots of the executable.
-    """
-    order: list[Node] = []
-    bufs: list[Node] = []
-    scalars: list[Node] = []
-    seen: set[int] = set()
-    stack: list[tuple[Node, int]] = [(r, 0) for r in reversed(roots)]
-    while stack:
-        node, i = stack.pop()
-        if i == 0:
-            if id(node) in seen:
-                continue
-            if node.buffer is not None:
-                seen.add(id(node))
-                bufs.append(node)
-                continue
-            if node.op is SCALAR:
-                seen.add(id(node))
-                scalars.append(node)
-                continue
-        ins = node.inputs
-        if i < len(ins):
-            stack.append((node, i + 1))
-            child = ins[i]
-            if id(child) not in seen:
-                stack.append((child, 0))
-        else:
-            if id(node) not in seen:
-                seen.add(id(node))
-                order.append(node)
-    return order, bufs, scalars
-
-
-def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
+def plan_graph(roots: list[Node],
+               writeback: bool = True) -> tuple[list, list, list, list, tuple]:
     """One pass over the pending graph of ``roots``: (order, buffer leaves, scalar leaves,
-    outputs, structural key). Outputs are the roots plus every pending node an Array still
-    holds (so the run writes them back too). The key lists every item in first-visit order
-    with its inputs as positions in that order: structure only, never values.
+    outputs, structural key). The only builder of structural keys: materializations
+    (``executor.plan``), ``xla_array.jit`` and the debug inspectors all come here.
+
+    Outputs are the roots, then, with ``writeback`` (a materialization), every pending node an
+    Array still holds or whose op is ``keep`` (so the run writes them back too) and the live
+    results of multi-result ops the roots do not reach; without it (a traced function: only
+    what it returns), the nodes of run-time checks (``op.check``). The key lists every item in
+    first-visit order with its inputs as positions in that order, then the outputs'
+    positions: structure only, never values.
 
     This is the hot path of every materialization: nodes are dict keys by identity (no
     ``id()`` calls) and leaves are numbered when their user is first scanned, never pushed."""
@@ -384,6 +361,10 @@ def plan_graph(roots: list[Node]) -> tuple[list, list, list, list, tuple]:
     rs = set(roots) if len(roots) > 1 else ()
     r0 = roots[0]
     siblings = None
+    if not writeback:
+        outs += [n for n in order if n.op.check is not None and n is not r0 and n not in rs]
+        add(tuple([index[n] for n in outs]))
+        return order, bufs, scalars, outs, tuple(parts)
     for n in order:
         op = n.op
         if op.nout == 1:
@@ -428,26 +409,6 @@ if _flags.get("native"):
         scalar_leaf = _graphcore.scalar_leaf  # type: ignore[assignment]
         plan_graph = _graphcore.plan_graph  # type: ignore[assignment]
         NATIVE = True
-
-
-def structure_key(order: list[Node], bufs: list[Node], scalars: list[Node],
-                  outputs: list[Node]) -> tuple:
-    """A hashable key of the graph's structure: never values, only how things are made."""
-    index: dict[int, int] = {}
-    for j, n in enumerate(bufs):
-        index[id(n)] = j
-    nb = len(bufs)
-    for j, n in enumerate(scalars):
-        index[id(n)] = nb + j
-    base = nb + len(scalars)
-    parts: list[Any] = [tuple((n.shape, n.dtype.name) for n in bufs),
-                        tuple(n.dtype.name for n in scalars)]
-    for j, n in enumerate(order):
-        index[id(n)] = base + j
-        parts.append((n.op.name, n.attrs, n.shape, n.dtype.name,
-                      tuple([index[id(x)] for x in n.inputs])))
-    parts.append(tuple([index[id(n)] for n in outputs]))
-    return tuple(parts)
 
 
 def default_index_dtype() -> DType:

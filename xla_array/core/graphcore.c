@@ -6,7 +6,7 @@
  *   record(op, inputs, attrs=(), device=None)
  *   user_frame()             (filename, line) of the innermost frame outside the package
  *   buffer_leaf(buf, shape, dtype, device, committed=False), scalar_leaf(value, dtype, device)
- *   plan_graph(roots)        order, leaves, outputs and structural key of a pending graph
+ *   plan_graph(roots, writeback=True)  order, leaves, outputs and structural key of a graph
  * and, for ``_array``, the base class of Array (``ArrayBase``: its node, view and the node's
  * count of handles) and ``wrap(node)``, which every recorded op returns through.
  * ``configure(...)`` hands over the Python objects they share with ``_graph`` (the BUFFER and
@@ -38,7 +38,7 @@ static PyTypeObject NodeType;
 
 /* set by configure() */
 static PyObject *BUFFER, *SCALAR, *internal, *pkg_dir, *mixed_devices;
-static PyObject *s_infer, *s_weight, *s_name, *s_nout, *s_keep, *s_B, *s_S, *s_unknown,
+static PyObject *s_infer, *s_weight, *s_name, *s_nout, *s_keep, *s_check, *s_B, *s_S, *s_unknown,
     *empty_tuple;
 
 #define IS_NODE(o) Py_IS_TYPE((o), &NodeType)
@@ -588,10 +588,16 @@ plan_node(PyObject *index, PyObject *parts, PyObject *order, PyObject *bufs, PyO
     return rc;
 }
 
-/* plan_graph(roots): the same result as _graph's pure-Python plan_graph (see there). */
+/* plan_graph(roots, writeback=True): the same result as _graph's pure-Python plan_graph
+ * (see there). */
 static PyObject *
-plan_graph(PyObject *mod, PyObject *roots_arg)
+plan_graph(PyObject *mod, PyObject *args, PyObject *kwds)
 {
+    static char *kw[] = {"roots", "writeback", NULL};
+    PyObject *roots_arg;
+    int writeback = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|p:plan_graph", kw, &roots_arg, &writeback))
+        return NULL;
     PyObject *roots = PySequence_List(roots_arg);
     PyObject *index = PyDict_New(), *parts = PyList_New(0), *order = PyList_New(0);
     PyObject *bufs = PyList_New(0), *scalars = PyList_New(0), *stack = PyList_New(0);
@@ -647,7 +653,8 @@ plan_graph(PyObject *mod, PyObject *roots_arg)
         }
     }
     /* outputs: the roots, then every pending node an Array still holds (or op.keep), then the
-     * live results of multi-result ops that the roots do not reach */
+     * live results of multi-result ops that the roots do not reach; without writeback, the
+     * roots, then the nodes of run-time checks (op.check not None) */
     outs = PyList_GetSlice(roots, 0, nroots);
     if (outs == NULL)
         goto done;
@@ -657,6 +664,24 @@ plan_graph(PyObject *mod, PyObject *roots_arg)
     Py_ssize_t norder = PyList_GET_SIZE(order);
     for (Py_ssize_t j = 0; j < norder; j++) {
         NodeObject *n = (NodeObject *)PyList_GET_ITEM(order, j);
+        if (!writeback) {
+            if ((PyObject *)n == r0)
+                continue;
+            PyObject *c = PyObject_GetAttr(n->op, s_check);
+            if (c == NULL)
+                goto done;
+            int want = c != Py_None;
+            Py_DECREF(c);
+            if (want && rs != NULL) {
+                int in = PySet_Contains(rs, (PyObject *)n);
+                if (in < 0)
+                    goto done;
+                want = !in;
+            }
+            if (want && PyList_Append(outs, (PyObject *)n) < 0)
+                goto done;
+            continue;
+        }
         PyObject *a = PyObject_GetAttr(n->op, s_nout);
         if (a == NULL)
             goto done;
@@ -980,8 +1005,9 @@ static PyMethodDef methods[] = {
      "buffer_leaf(buf, shape, dtype, device, committed=False)"},
     {"scalar_leaf", (PyCFunction)(void (*)(void))scalar_leaf, METH_FASTCALL,
      "scalar_leaf(value, dtype, device)"},
-    {"plan_graph", plan_graph, METH_O,
-     "plan_graph(roots) -> (order, buffer leaves, scalar leaves, outputs, structural key)"},
+    {"plan_graph", (PyCFunction)(void (*)(void))plan_graph, METH_VARARGS | METH_KEYWORDS,
+     "plan_graph(roots, writeback=True) -> (order, buffer leaves, scalar leaves, outputs, "
+     "structural key)"},
     {"wrap", wrap, METH_O, "wrap(node): an Array of a freshly recorded node (auto-flushing)."},
     {"configure_array", configure_array, METH_VARARGS,
      "configure_array(Array, flush, cut, flag_values)"},
@@ -1008,11 +1034,12 @@ PyInit__graphcore(void)
     s_name = PyUnicode_InternFromString("name");
     s_nout = PyUnicode_InternFromString("nout");
     s_keep = PyUnicode_InternFromString("keep");
+    s_check = PyUnicode_InternFromString("check");
     s_B = PyUnicode_InternFromString("B");
     s_S = PyUnicode_InternFromString("S");
     empty_tuple = PyTuple_New(0);
     s_unknown = Py_BuildValue("(si)", "<unknown>", 0);
-    if (!s_infer || !s_weight || !s_name || !s_nout || !s_keep || !s_B || !s_S || !empty_tuple || !s_unknown)
+    if (!s_infer || !s_weight || !s_name || !s_nout || !s_keep || !s_check || !s_B || !s_S || !empty_tuple || !s_unknown)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)

@@ -107,4 +107,4 @@ def _write_back(owner: Any, node: Node, source: np.ndarray, h: np.ndarray) -> No
     words = (raw.reshape(-1).view(bits) != source.reshape(-1).view(bits)).reshape(-1, n)
     written = host_leaf(words.any(axis=1).reshape(raw.shape), node.device, _dtypes.bool,
                         node.committed)
-    owner._rebind(record(OPS["select"], (written, leaf, cur), (node.dtype,)))
+    owner._rebind(record(OPS["select"], (written, leaf, cur)))

@@ -1,6 +1,6 @@
 """Structural keys in words: why a graph had to be compiled (``XLA_ARRAY_MAX_COMPILES``'s
 error, ``xla_array.debug.explain``). A key is ``(device, structure)``, the structure built by
-``graph.structure_key`` / ``graph.plan_graph``: one item per input, scalar parameter and
+``graph.plan_graph``: one item per input, scalar parameter and
 operation in graph order, then the positions of the outputs."""
 
 from __future__ import annotations

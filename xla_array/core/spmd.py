@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,7 +24,8 @@ from . import backend_spmd as bs
 from .lower import tensor_type
 from .ops.structural import OPS, define
 
-__all__ = ["normalize_spec", "check_spec", "spec_hlo", "named_spec", "Annotator",
+__all__ = ["ShardingConstraint", "normalize_spec", "check_spec", "spec_hlo", "named_spec",
+           "Annotator",
            "layout_key", "leaf_layout"]
 
 MESH = "mesh"
@@ -179,7 +180,7 @@ class Annotator:
 
     def result(self, node: Any) -> str:
         if node.op is CONSTRAINT:
-            return f" {{sdy.sharding = {bs.sdy_sharding(MESH, node.attrs[0])}}}"
+            return f" {{sdy.sharding = {bs.sdy_sharding(MESH, node.attrs.spec)}}}"
         return ""
 
     def module_head(self) -> str:
@@ -194,8 +195,15 @@ class Annotator:
 
 # ---------------------------------------------------------------- the constraint op
 
-def _infer_constraint(inputs: tuple, attrs: tuple) -> tuple:
+class ShardingConstraint(NamedTuple):
+    spec: tuple  # normalized (sharding._norm); the mesh is the node's device (in the cache key)
+
+
+def _infer_constraint(inputs: tuple, attrs: ShardingConstraint) -> tuple:
     x = inputs[0]
+    if len(attrs.spec) > len(x.shape):
+        raise ValueError(f"sharding constraint: spec {attrs.spec} has more entries than an "
+                         f"array of shape {x.shape} has axes")
     return x.shape, x.dtype
 
 
@@ -204,9 +212,8 @@ def _lower_constraint(e: Any, n: Any, a: list) -> str:
         return a[0]
     ty = tensor_type(n.shape, n.dtype)
     return e.op("sdy.sharding_constraint", [a[0]], ty,
-                f"sharding = {bs.sdy_sharding(MESH, n.attrs[0])}")
+                f"sharding = {bs.sdy_sharding(MESH, n.attrs.spec)}")
 
 
-# attrs: (spec,) with spec normalized; the mesh is the node's device (part of the cache key)
-CONSTRAINT = OPS.get("sharding_constraint") or define("sharding_constraint", _infer_constraint,
-                                                      _lower_constraint)
+CONSTRAINT = OPS.get("sharding_constraint") or define(
+    "sharding_constraint", _infer_constraint, _lower_constraint, attrs=ShardingConstraint)

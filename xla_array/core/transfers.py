@@ -15,7 +15,7 @@ from . import graph as _graph
 from . import metrics as _metrics
 from .devices import Device, target
 from .executor import value_buffer, value_host
-from .graph import SCALAR, Node, Placeholder, buffer_leaf, scalar_leaf, toposort
+from .graph import SCALAR, Node, Placeholder, buffer_leaf, plan_graph, scalar_leaf
 
 __all__ = ["copy_to", "transfer"]
 
@@ -49,7 +49,7 @@ def transfer(node: Node, place: Any) -> Node:
                          f"traced argument cannot be moved; move it with to_device() first")
     _metrics.count("device_transfers")
     if node.buffer is None and type(place) is Device and type(node.device) is Device:
-        order, bufs, scalars = toposort([node])
+        order, bufs, scalars = plan_graph([node], writeback=False)[:3]
         if len(order) <= _CLONE_LIMIT:
             new: dict[int, Node] = {}
             for n in bufs:

@@ -10,7 +10,7 @@ from ..core import dtypes as dt
 from ..core import registry
 from ..core.devices import Device
 from ..core.lower import Emitter, tensor_type
-from ..core.ops.linalg import infer_permutation, layout
+from ..core.ops.linalg import LuPermutation, infer_permutation, layout
 from ..core.ops.structural import define
 from . import build
 
@@ -30,7 +30,7 @@ def _lower_perm_kernel(e: Emitter, n: Any, a: list) -> str:
 
 
 # the same as core/ops/linalg.py's lu_permutation, through the native kernel
-define("lu_permutation_kernel", infer_permutation, _lower_perm_kernel)
+define("lu_permutation_kernel", infer_permutation, _lower_perm_kernel, attrs=LuPermutation)
 
 
 def available() -> bool:

@@ -25,6 +25,7 @@ from ..core import registry
 from ..core.devices import Device
 from ..core.graph import SCALAR
 from ..core.lower import Emitter, tensor_type
+from ..core.ops.elementwise import compute_dtype
 from ..core.ops.linalg import layout
 from ..core.ops.structural import define
 from . import build as _kernels
@@ -72,11 +73,11 @@ def _is_xw(t: Any, X: Any) -> Any:
         return None
     a, b = t.inputs
     at = t.attrs
-    if at[2] or at[3]:
+    if at.lhs_batch or at.rhs_batch:
         return None
-    if a is X and len(b.shape) == 1 and at[4] == (1,) and at[5] == (0,):
+    if a is X and len(b.shape) == 1 and at.lhs_contract == (1,) and at.rhs_contract == (0,):
         w = b
-    elif b is X and len(a.shape) == 1 and at[4] == (0,) and at[5] == (1,):
+    elif b is X and len(a.shape) == 1 and at.lhs_contract == (0,) and at.rhs_contract == (1,):
         w = a
     else:
         return None
@@ -105,8 +106,8 @@ def _one_op(X: Any, v: Any, n: int, dtype: Any) -> tuple[tuple, tuple] | None:
     or a scalar (``X @ w - y``, ``y - X @ w``, ``X @ w * s``): the same operands and program as
     ``_walk`` at a third of its cost (the record path of a GD step). None: ask ``_walk``."""
     code = OPCODES.get(v.op.name)
-    if (code is None or code >= 20 or v.shape != (n,) or v.attrs[0] is not dtype
-            or v.attrs[1] is not dtype):
+    if (code is None or code >= 20 or v.shape != (n,) or v.dtype is not dtype
+            or compute_dtype(v) is not dtype):
         return None
     a, b = v.inputs
     w = _is_xw(a, X)
@@ -148,8 +149,8 @@ def _walk(X: Any, v: Any, n: int, dtype: Any) -> tuple[tuple, tuple] | None:
                 reg[node] = 0
                 continue
             code = _WALK.get(node.op.name) if node.buffer is None else None
-            if (code is None or node.shape != (n,) or node.attrs[0] is not dtype
-                    or node.attrs[1] is not dtype):  # an operand of f, computed by XLA
+            if (code is None or node.shape != (n,) or node.dtype is not dtype
+                    or compute_dtype(node) is not dtype):  # an operand of f, computed by XLA
                 if node is v or node.dtype is not dtype:
                     return None
                 if node.shape == (n,):  # computed by XLA, read by the kernel

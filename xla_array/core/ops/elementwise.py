@@ -29,7 +29,7 @@ from . import ieee as _ops_ieee
 from .complex import COMPLEX_KERNELS, complex_kernel
 from .structural import bcast, broadcast_shapes, compare, convert, define, select
 
-__all__ = ["ELEMENTWISE"]
+__all__ = ["ELEMENTWISE", "compute_dtype", "dtypes_for"]
 
 
 def _t(shape: tuple, d: DType) -> str:
@@ -410,17 +410,42 @@ _MIXES_WITH_BOOL = ("numeric", "real numeric", "integer")
 _LOGICAL = ("logical_and", "logical_or", "logical_xor", "logical_not")
 
 
-def _infer(name: str) -> Any:
-    arity = ELEMENTWISE[name][0]
+# (compute dtype, result dtype) of each op per operand dtypes: the dtype rule, memoized
+_RULES: dict[str, dict] = {}
 
-    def infer(inputs: tuple, attrs: tuple) -> tuple:
-        if arity == 1:
-            return inputs[0].shape, attrs[1]
+
+def _infer(name: str) -> Any:
+    """The op's shape and dtype rule: broadcast shapes; the dtype from ``dtypes_for``
+    (TypeError for dtypes the op does not take), memoized per operand dtypes (the hot path of
+    recording). Elementwise ops have no attributes."""
+    arity = ELEMENTWISE[name][0]
+    memo = _RULES[name] = {}
+
+    if arity == 1:
+        def infer1(inputs: tuple, attrs: tuple) -> tuple:
+            x = inputs[0]
+            r = memo.get(x.dtype)
+            if r is None:
+                r = memo[x.dtype] = dtypes_for(name, [x.dtype])
+            return x.shape, r[1]
+        return infer1
+
+    def infer2(inputs: tuple, attrs: tuple) -> tuple:
         a, b = inputs
+        r = memo.get((a.dtype, b.dtype))
+        if r is None:
+            r = memo[a.dtype, b.dtype] = dtypes_for(name, [a.dtype, b.dtype])
         sa, sb = a.shape, b.shape
-        shape = sa if (sa == sb or not sb) else broadcast_shapes(sa, sb)
-        return shape, attrs[1]
-    return infer
+        return sa if (sa == sb or not sb) else broadcast_shapes(sa, sb), r[1]
+    return infer2
+
+
+def compute_dtype(n: Any) -> DType:
+    """The dtype elementwise node ``n`` computes in (its operands are converted to it; the
+    result may differ: ``equal`` of floats computes in float and gives bool)."""
+    ds = [x.dtype for x in n.inputs]
+    r = _RULES[n.op.name].get(ds[0] if len(ds) == 1 else tuple(ds))
+    return (r or dtypes_for(n.op.name, ds))[0]
 
 
 def _convert(e: Emitter, v: str, shape: tuple, src: DType, dst: DType) -> str:
@@ -443,7 +468,7 @@ def _lower(name: str) -> Any:
     divides = name == "divide"
 
     def lower(e: Emitter, n: Any, a: list) -> str:
-        cd = n.attrs[0]
+        cd = compute_dtype(n)
         vals = [_convert(e, v, x.shape, x.dtype, cd) for v, x in zip(a, n.inputs)]
         if divides and cd.kind == "f" and n.inputs[1].shape != n.shape and _ops_ieee.faithful():
             # a broadcast divisor: kept out of the producer's fusion (see _ops_ieee.divide)

@@ -4,29 +4,31 @@ These are the lowered forms of integer-array and boolean-mask indexing (``advanc
 
 - ``index_norm``: an integer index array of any integer dtype -> int64 in ``[0, n)``:
   negative values wrap once (``i + n``), then values still out of bounds are clamped to
-  ``[0, n - 1]``. attrs: ``(n,)`` (the axis size: a shape, never data).
+  ``[0, n - 1]``. attrs: ``IndexNorm(size)`` (the axis size: a shape, never data).
 - ``gather``: ``stablehlo.gather`` taking one element per advanced axis (slice size 1,
   collapsed) and whole extents of every other axis. inputs: ``(operand, indices)`` where
   ``indices`` is int64 of shape ``batch + (k,)`` (already normalized). attrs:
-  ``(offset_dims, collapsed_dims, slice_sizes, out_shape)``.
+  ``Gather(offset_dims, collapsed, slice_sizes)``.
 - ``dynamic_slice`` / ``dynamic_update_slice``: basic indexing with runtime start positions
   (int64 scalar inputs, one per axis listed in attrs ``dyn``; other axes start at 0), so
   ``x[i]``, ``x[i:i + 3]`` or ``x[i] = v`` share one executable for every ``i``.
-  attrs: ``(sizes, dyn)`` and ``(dyn,)``.
+  attrs: ``DynamicSlice(sizes, dyn)`` and ``DynamicUpdateSlice(dyn)``.
 - ``scatter``: ``stablehlo.scatter`` whose update computation replaces the old value (for
   duplicate indices XLA picks one of the updates; on CPU the last one wins). inputs:
-  ``(operand, indices, updates)``; attrs: ``(update_window_dims, inserted_window_dims)``.
+  ``(operand, indices, updates)``; attrs: ``Scatter(window, inserted)`` (update window and
+  inserted window dimensions).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import dtypes as dt
 from ..lower import Emitter, tensor_type
 from .structural import bcast, compare, convert, define, select
 
-__all__: list[str] = []
+__all__ = ["IndexNorm", "IndexCheck", "Gather", "DynamicSlice", "DynamicUpdateSlice",
+           "Scatter"]
 
 
 def _ints(xs: Any) -> str:
@@ -40,17 +42,21 @@ def _i64s(xs: Any) -> str:
 
 # ---------------------------------------------------------------- index_norm
 
-def _infer_index_norm(inputs: tuple, attrs: tuple) -> tuple:
+class IndexNorm(NamedTuple):
+    size: int
+
+
+def _infer_index_norm(inputs: tuple, attrs: IndexNorm) -> tuple:
     x = inputs[0]
     if x.dtype.kind not in "iu":
         raise IndexError(f"index arrays must have an integer dtype, got {x.dtype.name}")
-    if attrs[0] < 1:
-        raise IndexError(f"cannot index an axis of size {attrs[0]}")
+    if attrs.size < 1:
+        raise IndexError(f"cannot index an axis of size {attrs.size}")
     return x.shape, dt.int64
 
 
 def _lower_index_norm(e: Emitter, n: Any, a: list) -> str:
-    size = n.attrs[0]
+    size = n.attrs.size
     x = n.inputs[0]
     s, src, i64 = x.shape, x.dtype, dt.int64
     v = a[0]
@@ -70,7 +76,7 @@ def _lower_index_norm(e: Emitter, n: Any, a: list) -> str:
                 tensor_type(s, i64))
 
 
-define("index_norm", _infer_index_norm, _lower_index_norm)
+define("index_norm", _infer_index_norm, _lower_index_norm, attrs=IndexNorm)
 
 
 # ---------------------------------------------------------------- index_check, checked
@@ -78,7 +84,12 @@ define("index_norm", _infer_index_norm, _lower_index_norm)
 _NONE = -(2**63)  # index_check's value when every index is in bounds
 
 
-def _infer_index_check(inputs: tuple, attrs: tuple) -> tuple:
+class IndexCheck(NamedTuple):
+    size: int
+    axis: int  # (for the error message)
+
+
+def _infer_index_check(inputs: tuple, attrs: IndexCheck) -> tuple:
     if inputs[0].dtype.kind not in "iu":
         raise IndexError(f"index arrays must have an integer dtype, got {inputs[0].dtype.name}")
     return (), dt.int64
@@ -86,7 +97,7 @@ def _infer_index_check(inputs: tuple, attrs: tuple) -> tuple:
 
 def _lower_index_check(e: Emitter, n: Any, a: list) -> str:
     """The largest index out of ``[-size, size)`` (an int64; ``_NONE`` when there is none)."""
-    size = n.attrs[0]
+    size = n.attrs.size
     x = n.inputs[0]
     s, src, i64 = x.shape, x.dtype, dt.int64
     v = a[0]
@@ -112,17 +123,19 @@ def index_error(bad: int, size: int, axis: int, where: Any = None) -> IndexError
 def _check_index(n: Any, value: Any) -> None:
     bad = int(value)
     if bad != _NONE:
-        raise index_error(bad, n.attrs[0], n.attrs[1], n.where)
+        raise index_error(bad, n.attrs.size, n.attrs.axis, n.where)
 
 
-# attrs: (size, axis). Computed beside the gather that uses the indices, in the same
-# executable, and checked by the executor before anything is written back
-INDEX_CHECK = define("index_check", _infer_index_check, _lower_index_check)
+# computed beside the gather that uses the indices, in the same executable, and checked by
+# the executor before anything is written back
+INDEX_CHECK = define("index_check", _infer_index_check, _lower_index_check, attrs=IndexCheck)
 INDEX_CHECK.keep = True
 INDEX_CHECK.check = _check_index
 
 
 def _infer_checked(inputs: tuple, attrs: tuple) -> tuple:
+    if len(inputs) != 2 or inputs[1].op is not INDEX_CHECK:
+        raise TypeError("checked(x, check): check must be an index_check")
     return inputs[0].shape, inputs[0].dtype
 
 
@@ -133,19 +146,34 @@ define("checked", _infer_checked, lambda e, n, a: a[0])
 
 # ---------------------------------------------------------------- gather
 
-def _infer_gather(inputs: tuple, attrs: tuple) -> tuple:
+class Gather(NamedTuple):
+    offset_dims: tuple
+    collapsed: tuple
+    slice_sizes: tuple
+
+
+def _infer_gather(inputs: tuple, attrs: Gather) -> tuple:
+    """StableHLO's rule: the batch axes of ``indices`` (all but the last), with the sizes of
+    the operand's uncollapsed slice axes placed at ``offset_dims``."""
     operand, indices = inputs
-    offset_dims, collapsed, slice_sizes, out_shape = attrs
+    offset_dims, collapsed, slice_sizes = attrs
     if indices.dtype is not dt.int64:
         raise TypeError(f"gather: indices must be int64, got {indices.dtype.name}")
-    if len(slice_sizes) != len(operand.shape) or indices.shape[-1:] != (len(collapsed),):
+    kept = [d for i, d in enumerate(slice_sizes) if i not in collapsed]
+    if (len(slice_sizes) != len(operand.shape) or indices.shape[-1:] != (len(collapsed),)
+            or len(kept) != len(offset_dims)
+            or any(not 0 <= d <= n for d, n in zip(slice_sizes, operand.shape))):
         raise ValueError(f"gather: operand {operand.shape} and indices {indices.shape} do "
                          f"not match the collapsed axes {collapsed}")
-    return out_shape, operand.dtype
+    batch = iter(indices.shape[:-1])
+    slices = iter(kept)
+    rank = len(indices.shape) - 1 + len(offset_dims)
+    return (tuple(next(slices) if i in offset_dims else next(batch) for i in range(rank)),
+            operand.dtype)
 
 
 def _lower_gather(e: Emitter, n: Any, a: list) -> str:
-    offset_dims, collapsed, slice_sizes, _ = n.attrs
+    offset_dims, collapsed, slice_sizes = n.attrs
     ivd = len(n.inputs[1].shape) - 1
     fields = []
     if offset_dims:
@@ -159,7 +187,7 @@ def _lower_gather(e: Emitter, n: Any, a: list) -> str:
                 f"indices_are_sorted = false, slice_sizes = {_i64s(slice_sizes)}")
 
 
-define("gather", _infer_gather, _lower_gather)
+define("gather", _infer_gather, _lower_gather, attrs=Gather)
 
 
 # ---------------------------------------------------------------- dynamic slices
@@ -187,7 +215,12 @@ def _check_starts(starts: tuple, dyn: tuple, where: str) -> None:
         raise TypeError(f"{where}: start positions must be {len(dyn)} int64 scalars")
 
 
-def _infer_dynamic_slice(inputs: tuple, attrs: tuple) -> tuple:
+class DynamicSlice(NamedTuple):
+    sizes: tuple
+    dyn: tuple  # the axes with a run-time start (one int64 scalar input each)
+
+
+def _infer_dynamic_slice(inputs: tuple, attrs: DynamicSlice) -> tuple:
     x, starts = inputs[0], inputs[1:]
     sizes, dyn = attrs
     _check_starts(starts, dyn, "dynamic_slice")
@@ -208,12 +241,16 @@ def _lower_dynamic_slice(e: Emitter, n: Any, a: list) -> str:
                 f"slice_sizes = {_i64s(sizes)}")
 
 
-define("dynamic_slice", _infer_dynamic_slice, _lower_dynamic_slice)
+define("dynamic_slice", _infer_dynamic_slice, _lower_dynamic_slice, attrs=DynamicSlice)
 
 
-def _infer_dynamic_update_slice(inputs: tuple, attrs: tuple) -> tuple:
+class DynamicUpdateSlice(NamedTuple):
+    dyn: tuple  # the axes with a run-time start (one int64 scalar input each)
+
+
+def _infer_dynamic_update_slice(inputs: tuple, attrs: DynamicUpdateSlice) -> tuple:
     x, upd, starts = inputs[0], inputs[1], inputs[2:]
-    _check_starts(starts, attrs[0], "dynamic_update_slice")
+    _check_starts(starts, attrs.dyn, "dynamic_update_slice")
     if len(upd.shape) != len(x.shape) or any(u > s for u, s in zip(upd.shape, x.shape)):
         raise ValueError(f"dynamic_update_slice: an update of shape {upd.shape} does not fit "
                          f"an array of shape {x.shape}")
@@ -223,17 +260,23 @@ def _infer_dynamic_update_slice(inputs: tuple, attrs: tuple) -> tuple:
 def _lower_dynamic_update_slice(e: Emitter, n: Any, a: list) -> str:
     upd = n.inputs[1]
     v = convert(e, a[1], upd.shape, upd.dtype, n.dtype)
-    starts = _starts(e, n, a[2:], len(n.shape), n.attrs[0])
+    starts = _starts(e, n, a[2:], len(n.shape), n.attrs.dyn)
     return e.op("stablehlo.dynamic_update_slice", [a[0], v, *starts],
                 tensor_type(n.shape, n.dtype))
 
 
-define("dynamic_update_slice", _infer_dynamic_update_slice, _lower_dynamic_update_slice)
+define("dynamic_update_slice", _infer_dynamic_update_slice, _lower_dynamic_update_slice,
+       attrs=DynamicUpdateSlice)
 
 
 # ---------------------------------------------------------------- scatter
 
-def _infer_scatter(inputs: tuple, attrs: tuple) -> tuple:
+class Scatter(NamedTuple):
+    window: tuple  # update_window_dims
+    inserted: tuple  # inserted_window_dims (= scatter_dims_to_operand_dims)
+
+
+def _infer_scatter(inputs: tuple, attrs: Scatter) -> tuple:
     operand, indices, updates = inputs
     window, inserted = attrs
     if indices.dtype is not dt.int64:
@@ -266,4 +309,4 @@ def _lower_scatter(e: Emitter, n: Any, a: list) -> str:
                 f"unique_indices = false", region=region)
 
 
-define("scatter", _infer_scatter, _lower_scatter)
+define("scatter", _infer_scatter, _lower_scatter, attrs=Scatter)

@@ -16,24 +16,47 @@ swap for the whole stack); on CPU, ``kernels/lu_perm.py`` does the same in a nat
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import backend as _backend
 from .. import dtypes as dt
 from ..lower import Emitter, tensor_type
 from .structural import DECOMP, bcast, compare, define, i64s
 
-__all__ = ["LAPACK_DTYPES", "LAPACK_PREFIX", "layout", "char", "infer_permutation"]
+__all__ = ["LAPACK_DTYPES", "LAPACK_PREFIX", "layout", "char", "infer_permutation", "Lapack",
+           "Cholesky", "TriangularSolve", "LuPermutation", "Fft"]
 
 LAPACK_DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 LAPACK_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 
 
-def _multi(inputs: tuple, attrs: tuple) -> tuple:
-    return (), dt.bool
-
-
 # ---------------------------------------------------------------- LAPACK custom call
+
+class Lapack(NamedTuple):
+    """A call of jaxlib's LAPACK FFI kernel ``target``: its attributes (``config``: (name,
+    "value : type") pairs), its results' (shape, dtype) (the kernel's signature, as a
+    ``stablehlo.custom_call`` declares it) and which operand result 0 reuses (``alias``:
+    True for operand 0, an int, or False for none)."""
+    target: str
+    config: tuple
+    outs: tuple
+    alias: bool | int
+
+
+def _lapack_results(inputs: tuple, attrs: Lapack) -> tuple:
+    return attrs.outs
+
+
+def _infer_lapack(inputs: tuple, attrs: Lapack) -> tuple:
+    if not attrs.target.startswith("lapack_") or not attrs.outs:
+        raise ValueError(f"lapack: {attrs.target!r} with results {attrs.outs}")
+    for x in inputs:
+        if x.dtype not in LAPACK_DTYPES and x.dtype is not dt.int32:
+            raise TypeError(f"lapack: {attrs.target} does not take {x.dtype.name}")
+    a = attrs.alias
+    if a is not False and not (a is True or 0 <= a < len(inputs)):
+        raise ValueError(f"lapack: alias {a} of {len(inputs)} operands")
+    return attrs.outs[0]
 
 def layout(ndim: int, column_major: bool) -> str:
     if column_major and ndim >= 2:
@@ -62,8 +85,8 @@ def _lower_lapack(e: Emitter, n: Any, a: list) -> str:
     return e.op("stablehlo.custom_call", a, [tensor_type(s, d) for s, d in outs], attrs)
 
 
-# attrs: (target, ((attr name, "value : type"), ...), ((shape, dtype) per result), alias 0->0)
-define("lapack", _multi, _lower_lapack, nout=2, weight=DECOMP)
+define("lapack", _infer_lapack, _lower_lapack, nout=2, weight=DECOMP, attrs=Lapack,
+       results=_lapack_results)
 
 
 def char(c: str) -> str:
@@ -73,9 +96,44 @@ def char(c: str) -> str:
 
 # ---------------------------------------------------------------- cholesky, triangular solve
 
-define("cholesky", lambda ins, attrs: (ins[0].shape, ins[0].dtype),
+def _square(x: Any, what: str) -> None:
+    if len(x.shape) < 2 or x.shape[-1] != x.shape[-2] or x.dtype.kind not in "fc":
+        raise ValueError(f"{what}: a stack of square floating-point matrices, got "
+                         f"{x.dtype.name}{list(x.shape)}")
+
+
+class Cholesky(NamedTuple):
+    lower: bool
+
+
+def _infer_cholesky(inputs: tuple, attrs: Cholesky) -> tuple:
+    x = inputs[0]
+    _square(x, "cholesky")
+    return x.shape, x.dtype
+
+
+define("cholesky", _infer_cholesky,
        lambda e, n, a: e.op("stablehlo.cholesky", a, tensor_type(n.shape, n.dtype),
-                            f"lower = {'true' if n.attrs[0] else 'false'}"))
+                            f"lower = {'true' if n.attrs.lower else 'false'}"),
+       attrs=Cholesky)
+
+
+class TriangularSolve(NamedTuple):
+    left: bool  # op(a) x = b (True) or x op(a) = b
+    lower: bool
+    unit: bool  # unit diagonal
+    trans: str  # NO_TRANSPOSE, TRANSPOSE or ADJOINT
+
+
+def _infer_trsm(inputs: tuple, attrs: TriangularSolve) -> tuple:
+    """inputs (a, b) with equal batch axes; the solution has ``b``'s shape."""
+    a, b = inputs
+    _square(a, "triangular_solve")
+    if len(b.shape) != len(a.shape) or a.shape[:-2] != b.shape[:-2] or a.dtype is not b.dtype \
+            or (b.shape[-2] if attrs.left else b.shape[-1]) != a.shape[-1]:
+        raise ValueError(f"triangular_solve: a {a.dtype.name}{list(a.shape)} and b "
+                         f"{b.dtype.name}{list(b.shape)} do not match")
+    return b.shape, b.dtype
 
 
 def _lower_trsm(e: Emitter, n: Any, a: list) -> str:
@@ -86,15 +144,21 @@ def _lower_trsm(e: Emitter, n: Any, a: list) -> str:
                 f"transpose_a = #stablehlo<transpose {trans}>")
 
 
-# inputs (a, b) with equal batch dims; attrs: (left_side, lower, unit_diagonal, transpose_a)
-define("triangular_solve", lambda ins, attrs: (ins[1].shape, ins[1].dtype), _lower_trsm,
-       weight=DECOMP)
+define("triangular_solve", _infer_trsm, _lower_trsm, weight=DECOMP, attrs=TriangularSolve)
 
 
 # ---------------------------------------------------------------- LU pivots -> permutation
 
-def infer_permutation(inputs: tuple, attrs: tuple) -> tuple:
-    return inputs[0].shape[:-1] + (attrs[0],), dt.int32
+class LuPermutation(NamedTuple):
+    m: int  # the number of rows the pivots permute
+
+
+def infer_permutation(inputs: tuple, attrs: LuPermutation) -> tuple:
+    piv = inputs[0]
+    if piv.dtype is not dt.int32 or not piv.shape or piv.shape[-1] > attrs.m:
+        raise ValueError(f"lu_permutation: int32 pivots (..., k <= {attrs.m}), got "
+                         f"{piv.dtype.name}{list(piv.shape)}")
+    return piv.shape[:-1] + (attrs.m,), dt.int32
 
 
 def _lower_perm(e: Emitter, n: Any, a: list) -> str:
@@ -104,7 +168,7 @@ def _lower_perm(e: Emitter, n: Any, a: list) -> str:
     not O(stack * m) (jax's CPU lowering does the same with dynamic slices)."""
     piv_shape = n.inputs[0].shape
     batch, k = piv_shape[:-1], piv_shape[-1]
-    m = n.attrs[0]
+    m = n.attrs.m
     nb = math.prod(batch)
     i32 = dt.int32
     fp, fv = tensor_type((nb * m,), i32), tensor_type((nb * k,), i32)
@@ -154,25 +218,57 @@ def _lower_perm(e: Emitter, n: Any, a: list) -> str:
     return e.op("stablehlo.reshape", [f"{r}#1"], tensor_type(n.shape, i32))
 
 
-# input: 1-based int32 pivots (..., k); attrs: (m,); result: 0-based int32 permutation (..., m)
-define("lu_permutation", infer_permutation, _lower_perm)
+# input: 1-based int32 pivots (..., k); result: 0-based int32 permutation (..., m)
+define("lu_permutation", infer_permutation, _lower_perm, attrs=LuPermutation)
 
 
-define("complex", lambda ins, attrs: (ins[0].shape, dt.complex_of(ins[0].dtype)),
+def _infer_complex(inputs: tuple, attrs: tuple) -> tuple:
+    re, im = inputs
+    if re.shape != im.shape or re.dtype is not im.dtype or re.dtype.kind != "f":
+        raise TypeError(f"complex: real and imaginary parts of one float dtype and shape, got "
+                        f"{re.dtype.name}{list(re.shape)} and {im.dtype.name}{list(im.shape)}")
+    return re.shape, dt.complex_of(re.dtype)
+
+
+define("complex", _infer_complex,
        lambda e, n, a: e.op("stablehlo.complex", a, tensor_type(n.shape, n.dtype)), fuses=True)
 
 
 # ---------------------------------------------------------------- FFT
 
-def _infer_fft(inputs: tuple, attrs: tuple) -> tuple:
-    return attrs[2], attrs[3]
+class Fft(NamedTuple):
+    kind: str  # FFT, IFFT, RFFT or IRFFT
+    lengths: tuple  # the FFT lengths over the trailing 1-3 axes
+
+
+def _infer_fft(inputs: tuple, attrs: Fft) -> tuple:
+    """FFT/IFFT: complex to complex of the same shape; RFFT: real (last axis ``n``) to
+    complex (``n // 2 + 1``); IRFFT: complex to real (last axis: the last length)."""
+    x = inputs[0]
+    kind, lengths = attrs
+    k = len(lengths)
+    s = x.shape
+    ok = 1 <= k <= 3 and len(s) >= k
+    if kind == "RFFT":
+        ok = ok and x.dtype.kind == "f" and s[-k:] == tuple(lengths)
+        out = (s[:-1] + (lengths[-1] // 2 + 1,), dt.complex_of(x.dtype) if ok else x.dtype)
+    elif kind == "IRFFT":
+        ok = ok and x.dtype.kind == "c" and s[len(s) - k:-1] == tuple(lengths[:-1]) \
+            and s[-1] == lengths[-1] // 2 + 1
+        out = (s[:-1] + (lengths[-1],), dt.REAL_OF.get(x.dtype, x.dtype))
+    else:
+        ok = ok and kind in ("FFT", "IFFT") and x.dtype.kind == "c" and s[-k:] == tuple(lengths)
+        out = (s, x.dtype)
+    if not ok:
+        raise ValueError(f"fft: {kind} of lengths {tuple(lengths)} does not apply to "
+                         f"{x.dtype.name}{list(s)}")
+    return out
 
 
 def _lower_fft(e: Emitter, n: Any, a: list) -> str:
-    kind, lengths = n.attrs[0], n.attrs[1]
+    kind, lengths = n.attrs
     return e.op("stablehlo.fft", a, tensor_type(n.shape, n.dtype),
                 f"fft_type = #stablehlo<fft_type {kind}>, fft_length = {i64s(lengths)}")
 
 
-# attrs: (FFT|IFFT|RFFT|IRFFT, fft_length over the trailing 1-3 dims, out shape, out dtype)
-define("fft", _infer_fft, _lower_fft, weight=DECOMP)
+define("fft", _infer_fft, _lower_fft, weight=DECOMP, attrs=Fft)

@@ -26,7 +26,7 @@ clamped by ``stablehlo.gather`` (the standard leaves out-of-bounds behaviour uns
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -35,7 +35,8 @@ from ..dtypes import DType
 from ..lower import Emitter, tensor_type
 from .structural import bcast, compare, convert, define, i64s, select
 
-__all__ = ["less", "equiv"]
+__all__ = ["less", "equiv", "SortMulti", "SortKeyed", "Take", "Scatter1d", "SearchSorted",
+           "CumReduce"]
 
 _I64 = dt.int64
 
@@ -108,12 +109,28 @@ def _index(e: Emitter, v: str, shape: tuple, d: DType, n: int) -> str:
 
 # ---------------------------------------------------------------- sort
 
-def _infer_sort(inputs: tuple, attrs: tuple) -> tuple:
+class SortMulti(NamedTuple):
+    """The first ``nkeys`` operands are keys (compared lexicographically), the rest payloads."""
+    axis: int
+    descending: bool
+    stable: bool
+    nkeys: int
+
+
+def _sort_results(inputs: tuple, attrs: SortMulti) -> tuple:
+    """Every operand, sorted (one result each)."""
+    return tuple((x.shape, x.dtype) for x in inputs)
+
+
+def _infer_sort(inputs: tuple, attrs: SortMulti) -> tuple:
     s = inputs[0].shape
     for x in inputs[1:]:
         if x.shape != s:
             raise ValueError(f"sort operands differ in shape: {[x.shape for x in inputs]}")
-    return (), dt.bool
+    if not 0 <= attrs.axis < len(s) or not 1 <= attrs.nkeys <= len(inputs):
+        raise ValueError(f"sort: axis {attrs.axis} of shape {s}, {attrs.nkeys} keys of "
+                         f"{len(inputs)} operands")
+    return _sort_results(inputs, attrs)[0]
 
 
 def _lower_sort(e: Emitter, n: Any, a: list) -> str:
@@ -143,8 +160,8 @@ def _lower_sort(e: Emitter, n: Any, a: list) -> str:
                 region=region)
 
 
-# inputs: keys then payloads (one shape); attrs: (axis, descending, stable, nkeys)
-define("sort_multi", _infer_sort, _lower_sort, nout=2)
+# inputs: keys then payloads (one shape)
+define("sort_multi", _infer_sort, _lower_sort, nout=2, attrs=SortMulti, results=_sort_results)
 
 
 # ---------------------------------------------------------------- single-operand fast sorts
@@ -189,11 +206,19 @@ def _plain_sort(e: Emitter, v: str, shape: tuple, d: DType, axis: int, descendin
                 region=region)
 
 
-def _infer_sort_keyed(inputs: tuple, attrs: tuple) -> tuple:
+class SortKeyed(NamedTuple):
+    axis: int
+    descending: bool
+    mode: str  # "values" or "argsort32"
+
+
+def _infer_sort_keyed(inputs: tuple, attrs: SortKeyed) -> tuple:
     x = inputs[0]
-    mode = attrs[2]
+    mode = attrs.mode
     if x.dtype.kind not in "biuf" or (mode == "argsort32" and x.dtype.bits > 32):
         raise TypeError(f"sort_keyed({mode}) does not take {x.dtype.name}")
+    if not 0 <= attrs.axis < len(x.shape) or mode not in ("values", "argsort32"):
+        raise ValueError(f"sort_keyed: axis {attrs.axis} of shape {x.shape}, mode {mode!r}")
     return x.shape, (x.dtype if mode == "values" else _I64)
 
 
@@ -229,23 +254,29 @@ def _lower_sort_keyed(e: Emitter, n: Any, a: list) -> str:
 
 # a sort of one real operand: mode "values" (the sorted values; -0.0 sorts before +0.0, NaNs
 # come out as the canonical NaN) or "argsort32" (stable int64 indices, dtypes of <= 32 bits,
-# axis shorter than 2**32); attrs: (axis, descending, mode)
-define("sort_keyed", _infer_sort_keyed, _lower_sort_keyed)
+# axis shorter than 2**32)
+define("sort_keyed", _infer_sort_keyed, _lower_sort_keyed, attrs=SortKeyed)
 
 
 # ---------------------------------------------------------------- gathers
 
-def _infer_take(inputs: tuple, attrs: tuple) -> tuple:
+class Take(NamedTuple):
+    axis: int
+
+
+def _infer_take(inputs: tuple, attrs: Take) -> tuple:
     x, idx = inputs
-    axis = attrs[0]
+    axis = attrs.axis
     if idx.dtype.kind not in "iu":
         raise TypeError(f"indices must have an integer dtype, got {idx.dtype.name}")
+    if not 0 <= axis < len(x.shape):
+        raise ValueError(f"take: axis {axis} is not an axis of shape {x.shape}")
     return x.shape[:axis] + idx.shape + x.shape[axis + 1:], x.dtype
 
 
 def _lower_take(e: Emitter, n: Any, a: list) -> str:
     x, idx = n.inputs
-    axis = n.attrs[0]
+    axis = n.attrs.axis
     k = len(idx.shape)
     iv = _index(e, a[1], idx.shape, idx.dtype, x.shape[axis])
     offset = list(range(axis)) + list(range(axis + k, len(n.shape)))
@@ -255,13 +286,13 @@ def _lower_take(e: Emitter, n: Any, a: list) -> str:
                 "indices_are_sorted = false")
 
 
-# x[..., idx, ...] with idx (any shape) replacing axis; attrs: (axis,)
-define("take_axis", _infer_take, _lower_take)
+# x[..., idx, ...] with idx (any shape) replacing axis
+define("take_axis", _infer_take, _lower_take, attrs=Take)
 
 
-def _infer_take_along(inputs: tuple, attrs: tuple) -> tuple:
+def _infer_take_along(inputs: tuple, attrs: Take) -> tuple:
     x, idx = inputs
-    axis = attrs[0]
+    axis = attrs.axis
     if idx.dtype.kind not in "iu":
         raise TypeError(f"indices must have an integer dtype, got {idx.dtype.name}")
     if len(x.shape) != len(idx.shape) or any(
@@ -272,7 +303,7 @@ def _infer_take_along(inputs: tuple, attrs: tuple) -> tuple:
 
 def _lower_take_along(e: Emitter, n: Any, a: list) -> str:
     x, idx = n.inputs
-    axis = n.attrs[0]
+    axis = n.attrs.axis
     s, nd = idx.shape, len(idx.shape)
     one = s + (1,)
     cols = []
@@ -292,22 +323,29 @@ def _lower_take_along(e: Emitter, n: Any, a: list) -> str:
 
 
 # out[i] = x[i with i[axis] replaced by idx[i]]; idx has the output shape, x matches it off
-# axis; attrs: (axis,)
-define("take_along", _infer_take_along, _lower_take_along)
+# axis
+define("take_along", _infer_take_along, _lower_take_along, attrs=Take)
 
 
 # ---------------------------------------------------------------- scatter
 
-def _infer_scatter(inputs: tuple, attrs: tuple) -> tuple:
+class Scatter1d(NamedTuple):
+    size: int
+
+
+def _infer_scatter(inputs: tuple, attrs: Scatter1d) -> tuple:
     idx, upd = inputs
     if len(idx.shape) != 1 or idx.shape != upd.shape:
         raise ValueError(f"scatter1d: indices {idx.shape} and updates {upd.shape} must be one "
                          f"equal 1-D shape")
-    return (attrs[0],), upd.dtype
+    if idx.dtype.kind not in "iu" or attrs.size < 0:
+        raise TypeError(f"scatter1d: integer indices into a size >= 0, got {idx.dtype.name} "
+                        f"and {attrs.size}")
+    return (attrs.size,), upd.dtype
 
 
 def _lower_scatter(e: Emitter, n: Any, a: list) -> str:
-    size = n.attrs[0]
+    size = n.attrs.size
     idx = n.inputs[0]
     d = n.dtype
     m = idx.shape
@@ -330,14 +368,20 @@ def _lower_scatter(e: Emitter, n: Any, a: list) -> str:
 
 
 # out = zeros(size); out[idx[i]] = upd[i] (for repeated indices, one of the updates wins);
-# indices outside [0, size) are dropped; attrs: (size,)
-define("scatter1d", _infer_scatter, _lower_scatter)
+# indices outside [0, size) are dropped
+define("scatter1d", _infer_scatter, _lower_scatter, attrs=Scatter1d)
 
 
 # ---------------------------------------------------------------- searchsorted
 
-def _infer_searchsorted(inputs: tuple, attrs: tuple) -> tuple:
+class SearchSorted(NamedTuple):
+    side: str  # "left" or "right"
+
+
+def _infer_searchsorted(inputs: tuple, attrs: SearchSorted) -> tuple:
     x1, v = inputs
+    if attrs.side not in ("left", "right"):
+        raise ValueError(f"searchsorted(): side must be 'left' or 'right', not {attrs.side!r}")
     if len(x1.shape) != 1:
         raise ValueError(f"searchsorted(): x1 must be 1-D, got shape {x1.shape}")
     if x1.dtype is not v.dtype:
@@ -347,7 +391,7 @@ def _infer_searchsorted(inputs: tuple, attrs: tuple) -> tuple:
 
 def _lower_searchsorted(e: Emitter, n: Any, a: list) -> str:
     x1, v = n.inputs
-    side = n.attrs[0]
+    side = n.attrs.side
     s, d, m = v.shape, v.dtype, x1.shape[0]
     lo = bcast(e, e.const(0, _I64), (), s, _I64)
     if m == 0:
@@ -374,15 +418,23 @@ def _lower_searchsorted(e: Emitter, n: Any, a: list) -> str:
     return lo
 
 
-# index of each v in sorted 1-D x1 (one dtype); attrs: (side,) with side "left"/"right"
-define("searchsorted", _infer_searchsorted, _lower_searchsorted)
+# index of each v in sorted 1-D x1 (one dtype)
+define("searchsorted", _infer_searchsorted, _lower_searchsorted, attrs=SearchSorted)
 
 
 # ---------------------------------------------------------------- scans
 
-def _infer_cum(inputs: tuple, attrs: tuple) -> tuple:
-    _kind, axis, initial = attrs
+class CumReduce(NamedTuple):
+    kind: str  # "sum" or "prod"
+    axis: int
+    include_initial: bool
+
+
+def _infer_cum(inputs: tuple, attrs: CumReduce) -> tuple:
+    kind, axis, initial = attrs
     s = list(inputs[0].shape)
+    if kind not in ("sum", "prod") or not 0 <= axis < len(s):
+        raise ValueError(f"cumreduce: {kind!r} over axis {axis} of shape {tuple(s)}")
     if initial:
         s[axis] += 1
     return tuple(s), inputs[0].dtype
@@ -406,6 +458,5 @@ def _lower_cum(e: Emitter, n: Any, a: list) -> str:
                 region=e.scalar_body(opname, d))
 
 
-# inclusive scan along axis, input already of the result dtype;
-# attrs: (kind, axis, include_initial) with kind "sum"/"prod"
-define("cumreduce", _infer_cum, _lower_cum)
+# inclusive scan along axis, input already of the result dtype
+define("cumreduce", _infer_cum, _lower_cum, attrs=CumReduce)

@@ -1,15 +1,18 @@
 """Shape-changing, reduction and structural ops, and shared helpers.
 
-Each op is one ``OpDef`` record: its name, its shape/dtype rule (``infer``, which raises at
-record time) and its lowering (``lower``, which writes StableHLO). Elementwise ops live in
-``elementwise`` in one table built from the same helpers. Namespace functions never
-write StableHLO: they validate arguments, then ``record`` one of these ops.
+Each op is one ``OpDef`` record: its name, its attributes' record type (a ``NamedTuple``:
+``n.attrs.axes``), its shape/dtype rule (``infer``, which computes the result from the inputs
+and attributes and raises at record time for anything it cannot take) and its lowering
+(``lower``, which writes StableHLO). Elementwise ops live in ``elementwise`` in one table built
+from the same helpers. Namespace functions never write StableHLO nor compute a rule an op owns:
+they normalize their arguments, then ``record`` one of these ops.
 """
 
 from __future__ import annotations
 
+import math
 import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import dtypes as dt
 from .. import graph as _graph
@@ -17,7 +20,9 @@ from ..dtypes import DType
 from ..graph import OpDef
 from ..lower import Emitter, tensor_type
 
-__all__ = ["OPS", "broadcast_shapes", "bcast", "check_shape", "convert"]
+__all__ = ["OPS", "broadcast_shapes", "bcast", "check_shape", "convert", "Convert", "Reshape",
+           "Broadcast", "Transpose", "Slice", "Reverse", "Concat", "Pad", "Iota", "DotGeneral",
+           "Get", "Reduce", "ArgReduce", "Bitcast"]
 
 OPS: dict[str, OpDef] = {}
 
@@ -27,8 +32,9 @@ DECOMP = 8  # auto-flush weight of decompositions, solves and FFTs (custom calls
 
 
 def define(name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1,
-           fuses: bool = False) -> OpDef:
-    op = OpDef(name, infer, lower, nout, weight, fuses)
+           fuses: bool = False, attrs: Any = None, results: Any = None) -> OpDef:
+    """Define op ``name`` (see ``graph.OpDef``) and enter it in ``OPS``."""
+    op = OpDef(name, infer, lower, nout, weight, fuses, attrs, results)
     assert name not in OPS, name
     OPS[name] = op
     return op
@@ -99,18 +105,21 @@ def i64s(xs: Any) -> str:
     return f"array<i64{': ' + ', '.join(str(int(x)) for x in xs) if xs else ''}>"
 
 
-def _same(inputs: tuple, attrs: tuple) -> tuple:
-    return inputs[0].shape, inputs[0].dtype
-
-
 # ---------------------------------------------------------------- structural ops
 
-def _infer_convert(inputs: tuple, attrs: tuple) -> tuple:
-    return inputs[0].shape, attrs[0]
+class Convert(NamedTuple):
+    dtype: DType
+
+
+def _infer_convert(inputs: tuple, attrs: Convert) -> tuple:
+    if not isinstance(attrs.dtype, DType):
+        raise TypeError(f"convert: {attrs.dtype!r} is not a dtype")
+    return inputs[0].shape, attrs.dtype
 
 
 define("convert", _infer_convert,
-       lambda e, n, a: convert(e, a[0], n.shape, n.inputs[0].dtype, n.dtype), fuses=True)
+       lambda e, n, a: convert(e, a[0], n.shape, n.inputs[0].dtype, n.dtype), fuses=True,
+       attrs=Convert)
 
 
 MAX_NDIM = 64  # NumPy's limit
@@ -133,70 +142,147 @@ def check_shape(shape: tuple, dtype: DType, fname: str) -> None:
                          f"needs {size * dtype.itemsize} bytes")
 
 
-def _infer_reshape(inputs: tuple, attrs: tuple) -> tuple:
-    check_shape(attrs[0], inputs[0].dtype, "reshape")
-    return attrs[0], inputs[0].dtype
+def _axes_in(axes: tuple, ndim: int, what: str) -> None:
+    if any(not 0 <= a < ndim for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"{what}: axes {tuple(axes)} are not distinct axes of a "
+                         f"{ndim}-dimensional array")
+
+
+class Reshape(NamedTuple):
+    shape: tuple
+
+
+def _infer_reshape(inputs: tuple, attrs: Reshape) -> tuple:
+    x, shape = inputs[0], attrs.shape
+    check_shape(shape, x.dtype, "reshape")
+    if math.prod(shape) != math.prod(x.shape):
+        raise ValueError(f"cannot reshape array of shape {x.shape} into shape {shape}")
+    return shape, x.dtype
 
 
 define("reshape", _infer_reshape,
-       lambda e, n, a: e.op("stablehlo.reshape", a, tensor_type(n.shape, n.dtype)), fuses=True)
+       lambda e, n, a: e.op("stablehlo.reshape", a, tensor_type(n.shape, n.dtype)), fuses=True,
+       attrs=Reshape)
 
 
-def _infer_broadcast(inputs: tuple, attrs: tuple) -> tuple:
-    check_shape(attrs[0], inputs[0].dtype, "broadcast")
-    return attrs[0], inputs[0].dtype
+class Broadcast(NamedTuple):
+    shape: tuple
+
+
+def _infer_broadcast(inputs: tuple, attrs: Broadcast) -> tuple:
+    x, shape = inputs[0], attrs.shape
+    check_shape(shape, x.dtype, "broadcast")
+    s = x.shape
+    lead = len(shape) - len(s)
+    if lead < 0 or any(d != 1 and d != t for d, t in zip(s, shape[lead:])):
+        raise ValueError(f"cannot broadcast an array of shape {s} to shape {shape}")
+    return shape, x.dtype
 
 
 define("broadcast", _infer_broadcast,
-       lambda e, n, a: bcast(e, a[0], n.inputs[0].shape, n.shape, n.dtype), fuses=True)
+       lambda e, n, a: bcast(e, a[0], n.inputs[0].shape, n.shape, n.dtype), fuses=True,
+       attrs=Broadcast)
 
 
-def _infer_transpose(inputs: tuple, attrs: tuple) -> tuple:
-    s = inputs[0].shape
-    return tuple(s[p] for p in attrs[0]), inputs[0].dtype
+class Transpose(NamedTuple):
+    perm: tuple
+
+
+def _infer_transpose(inputs: tuple, attrs: Transpose) -> tuple:
+    s, perm = inputs[0].shape, attrs.perm
+    if sorted(perm) != list(range(len(s))):
+        raise ValueError(f"permute_dims: {tuple(perm)} is not a permutation of the axes of "
+                         f"an array of shape {s}")
+    return tuple(s[p] for p in perm), inputs[0].dtype
 
 
 define("transpose", _infer_transpose,
        lambda e, n, a: e.op("stablehlo.transpose", a, tensor_type(n.shape, n.dtype),
-                            f"permutation = {i64s(n.attrs[0])}"), fuses=True)
+                            f"permutation = {i64s(n.attrs.perm)}"), fuses=True, attrs=Transpose)
 
 
-def _infer_slice(inputs: tuple, attrs: tuple) -> tuple:
+class Slice(NamedTuple):
+    start: tuple
+    limit: tuple
+    step: tuple
+
+
+def _infer_slice(inputs: tuple, attrs: Slice) -> tuple:
+    s = inputs[0].shape
     start, limit, step = attrs
+    if not len(start) == len(limit) == len(step) == len(s) or any(
+            not 0 <= lo <= hi <= d or st < 1 for lo, hi, st, d in zip(start, limit, step, s)):
+        raise ValueError(f"slice: start {start}, limit {limit} and step {step} do not describe "
+                         f"a slice of shape {s}")
     return (tuple(max(0, -(-(hi - lo) // st)) for lo, hi, st in zip(start, limit, step)),
             inputs[0].dtype)
 
 
 define("slice", _infer_slice,
        lambda e, n, a: e.op("stablehlo.slice", a, tensor_type(n.shape, n.dtype),
-                            f"start_indices = {i64s(n.attrs[0])}, "
-                            f"limit_indices = {i64s(n.attrs[1])}, strides = {i64s(n.attrs[2])}"),
-       fuses=True)
+                            f"start_indices = {i64s(n.attrs.start)}, "
+                            f"limit_indices = {i64s(n.attrs.limit)}, "
+                            f"strides = {i64s(n.attrs.step)}"),
+       fuses=True, attrs=Slice)
 
-define("reverse", _same,
+
+class Reverse(NamedTuple):
+    axes: tuple
+
+
+def _infer_reverse(inputs: tuple, attrs: Reverse) -> tuple:
+    _axes_in(attrs.axes, len(inputs[0].shape), "flip")
+    return inputs[0].shape, inputs[0].dtype
+
+
+define("reverse", _infer_reverse,
        lambda e, n, a: e.op("stablehlo.reverse", a, tensor_type(n.shape, n.dtype),
-                            f"dimensions = {i64s(n.attrs[0])}"), fuses=True)
+                            f"dimensions = {i64s(n.attrs.axes)}"), fuses=True, attrs=Reverse)
 
 
-def _infer_concat(inputs: tuple, attrs: tuple) -> tuple:
-    axis = attrs[0]
-    shape = list(inputs[0].shape)
+class Concat(NamedTuple):
+    axis: int
+
+
+def _infer_concat(inputs: tuple, attrs: Concat) -> tuple:
+    """The inputs' promoted dtype (``concat``); equal shapes off ``axis``."""
+    axis, first = attrs.axis, inputs[0].shape
+    d = inputs[0].dtype
+    for x in inputs[1:]:
+        if len(x.shape) != len(first) or any(
+                a != b for i, (a, b) in enumerate(zip(x.shape, first)) if i != axis):
+            raise ValueError(f"concat: shapes {[x.shape for x in inputs]} differ off axis "
+                             f"{axis}")
+        d = dt.promote(d, x.dtype)
+    if not 0 <= axis < len(first):
+        raise ValueError(f"concat: axis {axis} is not an axis of shape {first}")
+    shape = list(first)
     shape[axis] = sum(x.shape[axis] for x in inputs)
-    return tuple(shape), attrs[1]
+    return tuple(shape), d
 
 
 def _lower_concat(e: Emitter, n: Any, a: list) -> str:
     vals = [convert(e, v, x.shape, x.dtype, n.dtype) for v, x in zip(a, n.inputs)]
     return e.op("stablehlo.concatenate", vals, tensor_type(n.shape, n.dtype),
-                f"dimension = {n.attrs[0]} : i64")
+                f"dimension = {n.attrs.axis} : i64")
 
 
-define("concat", _infer_concat, _lower_concat, fuses=True)
+define("concat", _infer_concat, _lower_concat, fuses=True, attrs=Concat)
 
 
-def _infer_pad(inputs: tuple, attrs: tuple) -> tuple:
+class Pad(NamedTuple):
+    """Zeros (False for bool) before, after and between the elements of each axis."""
+    low: tuple
+    high: tuple
+    interior: tuple
+
+
+def _infer_pad(inputs: tuple, attrs: Pad) -> tuple:
     lo, hi, interior = attrs
     s = inputs[0].shape
+    if not len(lo) == len(hi) == len(interior) == len(s) or min(interior, default=0) < 0:
+        raise ValueError(f"pad: low {lo}, high {hi} and interior {interior} do not describe "
+                         f"a padding of shape {s}")
     return (tuple(lo[i] + hi[i] + s[i] + max(0, s[i] - 1) * interior[i] for i in range(len(s))),
             inputs[0].dtype)
 
@@ -204,20 +290,20 @@ def _infer_pad(inputs: tuple, attrs: tuple) -> tuple:
 def _lower_pad(e: Emitter, n: Any, a: list) -> str:
     zero = e.const(0, n.dtype)
     return e.op("stablehlo.pad", [a[0], zero], tensor_type(n.shape, n.dtype),
-                f"edge_padding_low = {i64s(n.attrs[0])}, "
-                f"edge_padding_high = {i64s(n.attrs[1])}, "
-                f"interior_padding = {i64s(n.attrs[2])}")
+                f"edge_padding_low = {i64s(n.attrs.low)}, "
+                f"edge_padding_high = {i64s(n.attrs.high)}, "
+                f"interior_padding = {i64s(n.attrs.interior)}")
 
 
-# attrs: (low, high, interior); pads with zeros (False for bool)
-define("pad", _infer_pad, _lower_pad, fuses=True)
+define("pad", _infer_pad, _lower_pad, fuses=True, attrs=Pad)
 
 
 def _infer_select(inputs: tuple, attrs: tuple) -> tuple:
+    """``where(c, x, y)``: broadcast shapes, the promoted dtype of ``x`` and ``y``."""
     c, x, y = inputs
     if c.dtype is not dt.bool:
         raise TypeError(f"where(): condition must be a bool array, got {c.dtype.name}")
-    return broadcast_shapes(c.shape, x.shape, y.shape), attrs[0]
+    return broadcast_shapes(c.shape, x.shape, y.shape), dt.promote(x.dtype, y.dtype)
 
 
 def _lower_select(e: Emitter, n: Any, a: list) -> str:
@@ -230,22 +316,51 @@ def _lower_select(e: Emitter, n: Any, a: list) -> str:
 define("select", _infer_select, _lower_select, fuses=True)
 
 
-def _infer_iota(inputs: tuple, attrs: tuple) -> tuple:
-    check_shape(attrs[0], attrs[2], "iota")
-    return attrs[0], attrs[2]
+class Iota(NamedTuple):
+    shape: tuple
+    dim: int
+    dtype: DType
+
+
+def _infer_iota(inputs: tuple, attrs: Iota) -> tuple:
+    check_shape(attrs.shape, attrs.dtype, "iota")
+    if not 0 <= attrs.dim < max(len(attrs.shape), 1):
+        raise ValueError(f"iota: dimension {attrs.dim} is not an axis of shape {attrs.shape}")
+    return attrs.shape, attrs.dtype
 
 
 define("iota", _infer_iota,
        lambda e, n, a: e.op("stablehlo.iota", [], tensor_type(n.shape, n.dtype),
-                            f"iota_dimension = {n.attrs[1]} : i64"), fuses=True)
+                            f"iota_dimension = {n.attrs.dim} : i64"), fuses=True, attrs=Iota)
 
 
-def _infer_dot(inputs: tuple, attrs: tuple) -> tuple:
-    return attrs[0], attrs[1]
+class DotGeneral(NamedTuple):
+    """``stablehlo.dot_general``'s dimension numbers; ``precision``: None (the default), "HIGH"
+    or "HIGHEST" (``matmul_precision``). The result: batch axes, then the free axes of the
+    left operand, then those of the right, in the operands' promoted dtype."""
+    lhs_batch: tuple
+    rhs_batch: tuple
+    lhs_contract: tuple
+    rhs_contract: tuple
+    precision: str | None = None
+
+
+def _infer_dot(inputs: tuple, attrs: DotGeneral) -> tuple:
+    x, y = inputs
+    lb, rb, lc, rc = attrs[:4]
+    xs, ys = x.shape, y.shape
+    if (len(lb) != len(rb) or len(lc) != len(rc)
+            or any(xs[i] != ys[j] for i, j in zip(lb + lc, rb + rc))):
+        raise ValueError(f"dot_general: shapes {xs} and {ys} do not match over batch axes "
+                         f"{lb}/{rb} and contracted axes {lc}/{rc}")
+    free_x = tuple(d for i, d in enumerate(xs) if i not in lb and i not in lc)
+    free_y = tuple(d for i, d in enumerate(ys) if i not in rb and i not in rc)
+    return tuple(xs[i] for i in lb) + free_x + free_y, dt.promote(x.dtype, y.dtype)
 
 
 def _lower_dot(e: Emitter, n: Any, a: list) -> str:
-    _shape, d, lb, rb, lc, rc = n.attrs[:6]
+    lb, rb, lc, rc, precision = n.attrs
+    d = n.dtype
     x, y = n.inputs
     va = convert(e, a[0], x.shape, x.dtype, d)
     vb = convert(e, a[1], y.shape, y.dtype, d)
@@ -253,8 +368,8 @@ def _lower_dot(e: Emitter, n: Any, a: list) -> str:
             f"rhs_batching_dimensions = [{', '.join(map(str, rb))}], "
             f"lhs_contracting_dimensions = [{', '.join(map(str, lc))}], "
             f"rhs_contracting_dimensions = [{', '.join(map(str, rc))}]>")
-    if len(n.attrs) > 6:  # matmul_precision: ("HIGH",) or ("HIGHEST",)
-        p = f"#stablehlo<precision {n.attrs[6]}>"
+    if precision is not None:
+        p = f"#stablehlo<precision {precision}>"
         dims += f", precision_config = [{p}, {p}]"
     if d is dt.bool:  # logical matmul: int, then != 0
         i = dt.int32
@@ -266,30 +381,36 @@ def _lower_dot(e: Emitter, n: Any, a: list) -> str:
                 f"dot_dimension_numbers = {dims}")
 
 
-# attrs: (out_shape, dtype, lhs_batch, rhs_batch, lhs_contract, rhs_contract[, precision])
-define("dot_general", _infer_dot, _lower_dot, weight=HEAVY)
+define("dot_general", _infer_dot, _lower_dot, weight=HEAVY, attrs=DotGeneral)
 # matrix-vector products (matmul of a matrix and a vector): the same op under the same name,
 # counted 1 towards the auto-flush depth, so an auto-flush lands on the ``X.T @ f(X @ w)``
 # that takes ``X @ w`` into one pass (see rowpass) rather than between the two
-MATVEC = OpDef("dot_general", _infer_dot, _lower_dot, weight=1)
+MATVEC = OpDef("dot_general", _infer_dot, _lower_dot, weight=1, attrs=DotGeneral)
 
 
-def _infer_get(inputs: tuple, attrs: tuple) -> tuple:
-    return attrs[1], attrs[2]
+class Get(NamedTuple):
+    result: int  # which result of the multi-result op
+
+
+def _infer_get(inputs: tuple, attrs: Get) -> tuple:
+    m = inputs[0]
+    if m.op.results is None:
+        raise TypeError(f"get: {m.op.name} has a single result")
+    return m.op.results(m.inputs, m.attrs)[attrs.result]
 
 
 def _lower_get(e: Emitter, n: Any, a: list) -> str:
-    return f"{a[0]}#{n.attrs[0]}"
+    return f"{a[0]}#{n.attrs.result}"
 
 
-# one result of a multi-result op; attrs: (index, shape, dtype). ``get`` results are written
-# back whenever they are computed (other pending arrays may still use them: the info flag
-# behind the NaN guards of U, S and Vt); ``get_internal`` results are ordinary intermediates,
-# for ops whose results all end up in one returned array (det, solve, inv, eigvalsh, ...):
-# writing those back would only copy them out (~2 ms of a 512x512 inv)
-GET = define("get", _infer_get, _lower_get)
+# one result of a multi-result op (its shape and dtype: the op's ``results``). ``get`` results
+# are written back whenever they are computed (other pending arrays may still use them: the
+# info flag behind the NaN guards of U, S and Vt); ``get_internal`` results are ordinary
+# intermediates, for ops whose results all end up in one returned array (det, solve, inv,
+# eigvalsh, ...): writing those back would only copy them out
+GET = define("get", _infer_get, _lower_get, attrs=Get)
 GET.keep = True
-define("get_internal", _infer_get, _lower_get)
+define("get_internal", _infer_get, _lower_get, attrs=Get)
 
 
 # ---------------------------------------------------------------- reductions
@@ -311,9 +432,19 @@ def _init_value(kind: str, d: DType) -> Any:
     return float("-inf") if kind == "max" else float("inf")
 
 
-def _infer_reduce(inputs: tuple, attrs: tuple) -> tuple:
+class Reduce(NamedTuple):
+    """``kind``: sum, prod, max, min, any or all over ``axes``; the input already has the
+    result's dtype (the namespace function converts it)."""
+    kind: str
+    axes: tuple
+
+
+def _infer_reduce(inputs: tuple, attrs: Reduce) -> tuple:
     kind, axes = attrs
     s = inputs[0].shape
+    if kind not in _REDUCE_BODY:
+        raise ValueError(f"reduce: unknown reduction {kind!r}")
+    _axes_in(axes, len(s), kind)
     return tuple(d for i, d in enumerate(s) if i not in axes), inputs[0].dtype
 
 
@@ -338,8 +469,7 @@ def _lower_reduce(e: Emitter, n: Any, a: list) -> str:
     return r
 
 
-# attrs: (kind, axes) with kind in sum/prod/max/min/any/all; input already of the result dtype
-define("reduce", _infer_reduce, _lower_reduce)
+define("reduce", _infer_reduce, _lower_reduce, attrs=Reduce)
 
 
 def order_free_reductions(order: list) -> bool:
@@ -359,7 +489,7 @@ def order_free_reductions(order: list) -> bool:
         if n.op.name == "index_check":  # an int64 max over every axis of the indices
             found = True
         elif n.op is reduce_op:
-            x, axes = n.inputs[0], n.attrs[1]
+            x, axes = n.inputs[0], n.attrs.axes
             if x.dtype.kind not in "biu":
                 return False
             r = len(x.shape)
@@ -369,9 +499,17 @@ def order_free_reductions(order: list) -> bool:
     return found
 
 
-def _infer_argreduce(inputs: tuple, attrs: tuple) -> tuple:
+class ArgReduce(NamedTuple):
+    kind: str  # max or min
+    axis: int
+
+
+def _infer_argreduce(inputs: tuple, attrs: ArgReduce) -> tuple:
     kind, axis = attrs
     s = inputs[0].shape
+    if kind not in ("max", "min"):
+        raise ValueError(f"argreduce: unknown reduction {kind!r}")
+    _axes_in((axis,), len(s), f"arg{kind}")
     return tuple(d for i, d in enumerate(s) if i != axis), dt.int64
 
 
@@ -412,19 +550,17 @@ def _lower_argreduce(e: Emitter, n: Any, a: list) -> str:
     return f"{r}#1"
 
 
-# attrs: (kind, axis); kind in max/min
-define("argreduce", _infer_argreduce, _lower_argreduce)
+define("argreduce", _infer_argreduce, _lower_argreduce, attrs=ArgReduce)
 
 
-def record_multi(op: OpDef, inputs: tuple, attrs: tuple,
-                 outs: list[tuple[tuple, DType]], keep: bool = True) -> list:
-    """Record a multi-result op (``op.nout > 1``; its ``infer`` returns ``((), bool)``) and one
-    ``get`` node per result; returns the ``get`` nodes (what Arrays should hold). ``keep``:
-    results are written back whenever computed (False: only where an Array holds them, for
-    callers that return one array built from all of them)."""
+def record_multi(op: OpDef, inputs: tuple, attrs: tuple, keep: bool = True) -> list:
+    """Record a multi-result op (``op.nout > 1``: its ``results`` give each result's shape and
+    dtype) and one ``get`` node per result; returns the ``get`` nodes (what Arrays should
+    hold). ``keep``: results are written back whenever computed (False: only where an Array
+    holds them, for callers that return one array built from all of them)."""
     get = OPS["get" if keep else "get_internal"]
     m = _graph.record(op, inputs, attrs)
-    gets = [_graph.record(get, (m,), (i, tuple(s), d)) for i, (s, d) in enumerate(outs)]
+    gets = [_graph.record(get, (m,), Get(i)) for i in range(len(op.results(inputs, attrs)))]
     # the op remembers its results weakly: a graph computing one of them also writes back the
     # live siblings (U, s, Vt = svd(x); float(s[0]) must not leave U and Vt to a second svd)
     m.value = tuple([weakref.ref(g) for g in gets])
@@ -433,7 +569,11 @@ def record_multi(op: OpDef, inputs: tuple, attrs: tuple,
 
 # ---------------------------------------------------------------- bit reinterpretation
 
-def _infer_bitcast(inputs: tuple, attrs: tuple) -> tuple:
+class Bitcast(NamedTuple):
+    dtype: DType
+
+
+def _infer_bitcast(inputs: tuple, attrs: Bitcast) -> tuple:
     """NumPy's ``x.view(dtype)``: the same bytes read as ``dtype``; with another item size the
     last axis is rescaled (it must hold a whole number of the new items)."""
     (x,), (dtype,) = inputs, attrs
@@ -474,4 +614,4 @@ def _lower_bitcast(e: Emitter, n: Any, a: list) -> str:
     return out
 
 
-define("bitcast", _infer_bitcast, _lower_bitcast, fuses=True)
+define("bitcast", _infer_bitcast, _lower_bitcast, fuses=True, attrs=Bitcast)
