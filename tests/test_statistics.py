@@ -201,6 +201,46 @@ def test_nan_propagates_through_maximum_minimum_and_clip_fused_into_large_reduct
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
 
 
+def _softmax(mod, a):
+    m = mod.max(a, axis=1, keepdims=True)
+    e = mod.exp(a - m)
+    return e / mod.sum(e, axis=1, keepdims=True)
+
+
+def _logsumexp(mod, a):
+    m = mod.max(a, axis=1)
+    return m + mod.log(mod.sum(mod.exp(a - m[:, None]), axis=1))
+
+
+def _centered(mod, a):
+    return a - mod.max(a, axis=1, keepdims=True)
+
+
+def _max_times_two(mod, a):
+    return mod.min(a, axis=1) * 2.0
+
+
+@pytest.mark.parametrize("f, checked", [(_softmax, False), (_logsumexp, False),
+                                        (_centered, True), (_max_times_two, True)])
+def test_max_reductions_skip_their_nan_pass_only_where_the_results_are_nan_anyway(f, checked):
+    """A max/min whose every result is NaN on a row of x holding a NaN anyway (softmax,
+    logsumexp: through ``x - m`` and the row's sum) needs no NaN pass of its own (one pass
+    over x, as jax.jit's); ``x - max(x)`` and ``2 * min(x)`` keep it. Values equal NumPy's."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 5000)).astype(np.float32)
+    a[3, 7] = np.nan
+    a[5, :] = np.nan
+    a[9, 2] = np.inf
+    a[11, 4] = -np.inf
+    r = f(xp, xp.asarray(a))
+    assert ("stablehlo.abs" in xp.debug.mlir(r)) == checked
+    with np.errstate(all="ignore"):
+        want = f(np, a)
+    got = np.asarray(r)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7)
+
+
 def test_bool_and_integer_reductions_over_trailing_axes_compile_without_the_tree():
     # such graphs are compiled without XLA's tree_reduction_rewriter (3-5 kernels -> 1; the
     # result does not depend on the order); leading axes and float sums keep it

@@ -49,10 +49,14 @@ def dense(value: Any, dtype: DType) -> str:
 _REAL = {64: _dtypes.float32, 128: _dtypes.float64}  # complex bits -> the parts' dtype
 
 
+FACTS: list[tuple[str, Any]] = []
+
+
 class Emitter:
     """Writes one function body. ``op`` appends a generic-form op and returns its SSA name."""
 
     def __init__(self) -> None:
+        self.facts: dict[str, Any] = {}
         self.lines: list[str] = []
         self.types: dict[str, str] = {}
         self.k = 0
@@ -136,6 +140,8 @@ def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
     with ``spmd``), the scalars of each dtype come as one vector parameter that the module
     slices apart (``scalar_groups``)."""
     e = Emitter()
+    for name, fn in FACTS:
+        e.facts[name] = fn(order, outputs)
     names: dict[int, str] = {}
     params = []
     packed = pack and spmd is None
