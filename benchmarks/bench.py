@@ -6,8 +6,8 @@ unchanged by every contender (``jax.jit`` traces it with ``jax.numpy``). Samples
 interleaved: for each repeat the contenders take turns (the order rotates every repeat);
 before each timed sample the script sleeps ``--settle`` seconds and makes one untimed call,
 so a BLAS thread still spinning from the previous contender does not steal CPU (NumPy's
-OpenBLAS threads spin for ~105-110 ms after a call here, hence the 0.15 s default). Reported
-numbers are medians (and best-of) over the timed samples, warm-up excluded.
+OpenBLAS threads keep spinning for about a tenth of a second after a call, hence the 0.15 s
+default). Reported numbers are medians (and best-of) over the timed samples, warm-up excluded.
 
 The timed region is the call plus forcing the result on the device, never a copy to host:
 NumPy nothing, JAX ``.block_until_ready()``, xla_array ``xla_array.materialize(result)`` plus

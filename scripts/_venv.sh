@@ -30,10 +30,37 @@ find_python() {
     fi
 }
 
-# what the editable install depends on: the build files, the graph's C core and its build
+# what the editable install depends on: the build files and the native code it builds (the
+# graph's C core, the kernels), and whether the built libraries are still there
 install_state() {
-    cat pyproject.toml setup.py xla_array/core/graphcore.c | cksum
-    ls xla_array/_graphcore.cpython-"$1"-*.so 2>/dev/null || true
+    cat pyproject.toml setup.py xla_array/core/graphcore.c xla_array/kernels/native/* | cksum
+    ls xla_array/core/_graphcore.cpython-"$1"-*.so xla_array/kernels/_*.cpython-"$1"-*.so \
+        2>/dev/null || true
+}
+
+# The dependencies (with EXTRA's) and setuptools first, then xla_array itself with
+# --no-build-isolation: setup.py builds the native kernels against the FFI header of the jaxlib
+# they will run with (the one just installed here), and a rebuild after a change to the C code
+# takes seconds instead of installing jaxlib into a fresh isolated build environment each time
+# (a plain `pip install` does that: jaxlib is in [build-system] requires).
+install() {
+    local extra=$1 deps
+    deps=$("$VENV_PY" - "$extra" <<'PY'
+import sys, tomllib
+p = tomllib.load(open("pyproject.toml", "rb"))
+deps = p["project"]["dependencies"] + p["build-system"]["requires"]
+extra = sys.argv[1].strip("[]")
+if extra:
+    deps += p["project"]["optional-dependencies"][extra]
+print("\n".join(deps))
+PY
+)
+    # (one requirement a line: word splitting on newlines only keeps "a>=1,<2" whole)
+    local IFS=$'\n'
+    # shellcheck disable=SC2086
+    "$VENV_PY" -m pip install -q --disable-pip-version-check $deps
+    "$VENV_PY" -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation \
+        -e .
 }
 
 setup_venv() {
@@ -55,7 +82,7 @@ setup_venv() {
     fi
     say "installing xla_array$extra and its dependencies into $VENV with pip (a minute or" \
         "more the first time, to download jaxlib; seconds after a change to pyproject.toml," \
-        "setup.py or the C core)"
-    "$VENV_PY" -m pip install -q --disable-pip-version-check -e ".$extra"
+        "setup.py or the native code)"
+    install "$extra"
     printf '%s\nextra=%s\n' "$(install_state "$tag")" "$extra" > "$VENV/.xla_array-install"
 }

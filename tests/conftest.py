@@ -11,9 +11,10 @@ TMP_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
                         ".pytest_tmp")
 _OWN_BASETEMP = pytest.StashKey[str]()  # this run's folder there
 
-# Refuse stray settings from the environment: tests set what they need explicitly.
+# Refuse stray settings from the environment: tests set what they need explicitly (except
+# the number of CPU devices, and XLA_ARRAY_NATIVE=0: .ci/run's leg without native code).
 for _k in list(os.environ):
-    if _k.startswith("XLA_ARRAY_") and _k != "XLA_ARRAY_CPU_DEVICES":
+    if _k.startswith("XLA_ARRAY_") and _k not in ("XLA_ARRAY_CPU_DEVICES", "XLA_ARRAY_NATIVE"):
         del os.environ[_k]
 
 # The on-disk compile cache would turn compiles into disk hits between runs; tests that count

@@ -301,36 +301,44 @@ def _lu_perm_reference(a):
     return np.array(out).reshape(a.shape[:-1])
 
 
+def _without_lu_kernel(monkeypatch):
+    """As where the package was built without the kernel (executables compiled with it go)."""
+    from xla_array.core.cache import executables
+    from xla_array.kernels import lu_perm
+    monkeypatch.setattr(lu_perm._LIB, "ok", False)
+    executables.clear()
+
+
 @pytest.mark.parametrize("shape", [(1, 1), (6, 6), (3, 5, 5), (2, 2, 4, 4)])
-def test_lu_permutation_kernel_and_xla_loop_agree(shape):
-    """getrf's pivots -> row permutation: the native kernel (CPU) and the XLA loop (other
-    platforms, or no compiler) give scipy's permutation, matrix by matrix."""
-    from xla_array.api.array import wrap
+def test_lu_permutation_kernel_and_xla_loop_agree(shape, monkeypatch):
+    """getrf's pivots -> row permutation: the native kernel (CPU, where it was built: the
+    rewrite swaps it in) and the XLA loop (other platforms, or no kernel) give scipy's
+    permutation, matrix by matrix."""
     from xla_array.api.linalg_ops import getrf, pivots_to_perm
-    from xla_array.core.graph import record
-    from xla_array.core.ops.linalg import LuPermutation
-    from xla_array.core.ops.structural import OPS
+    from xla_array.kernels import lu_perm
     a = rand(shape, "float64", 11)
     a[..., 0, :] *= 1e-3  # pivoting certain in the first column
-    piv = getrf(xp.asarray(a))[1]
     m = shape[-1]
-    loop = wrap(record(OPS["lu_permutation"], (piv._node,), LuPermutation(m)))
-    kernel = pivots_to_perm(piv, m)
-    assert "xla_array_lu_perm" in xp.debug.mlir(kernel)  # a C compiler is there in the tests
     want = _lu_perm_reference(a)
+    kernel = pivots_to_perm(getrf(xp.asarray(a))[1], m)
+    assert kernel._node.op.name == "lu_permutation"  # recorded as the XLA loop, always
+    assert ("xla_array_lu_perm" in xp.debug.mlir(kernel)) == lu_perm.available()
     np.testing.assert_array_equal(np.asarray(kernel), want)
+    _without_lu_kernel(monkeypatch)
+    loop = pivots_to_perm(getrf(xp.asarray(a))[1], m)
+    assert "xla_array_lu_perm" not in xp.debug.mlir(loop)
     np.testing.assert_array_equal(np.asarray(loop), want)
 
 
 def test_solve_without_the_permutation_kernel(monkeypatch):
-    """Where the kernel cannot be built, solve and inv run the XLA loop, same results."""
-    from xla_array.kernels import lu_perm
-    monkeypatch.setattr(lu_perm._KERNEL, "ok", False)
+    """Where the kernel was not built, solve and inv run the XLA loop, same results."""
+    _without_lu_kernel(monkeypatch)
     a = well_conditioned((2, 4, 4), "float64", 5)
     b = rand((2, 4, 3), "float64", 6)
     sol = LA.solve(xp.asarray(a), xp.asarray(b))
     assert "xla_array_lu_perm" not in xp.debug.mlir(sol)
     close(sol, np.linalg.solve(a, b), "float64", 10)
+    close(LA.inv(xp.asarray(a)), np.linalg.inv(a), "float64", 10)
 
 
 def _n_results(arr):

@@ -17,7 +17,7 @@ from xla_array.core.ops.elementwise import ELEMENTWISE
 # ops no namespace call below records on a CPU device without a mesh (or a compiler-less host)
 # (positive: the namespace returns its operand, of every dtype positive takes, unrecorded)
 _NOT_RECORDED_HERE = {"sharding_constraint", "cholesky", "triangular_solve", "lu_permutation",
-                      "blas_gemm", "rowpass", "lu_permutation_kernel", "get", "positive"}
+                      "rowpass", "lu_permutation_kernel", "get", "positive"}
 
 
 def _sample_graphs():

@@ -68,6 +68,7 @@ from .api.sorting import __all__ as _sorting_all
 from .api.statistical import *  # noqa: F403
 from .api.statistical import __all__ as _statistical_all
 from .api.statistical import all, any, max, mean, min, prod, std, sum, var
+from .api.stream import stream, stream_cached
 from .api.utility import *  # noqa: F403
 from .api.utility import __all__ as _utility_all
 from .core import flags
@@ -104,7 +105,7 @@ newaxis = None
 
 __all__ = [
     "Array", "Device", "CompileError", "materialize", "using_device", "flags", "debug",
-    "jit", "compile", "cached", "deserialize", "block_until_ready",
+    "jit", "compile", "cached", "deserialize", "block_until_ready", "stream", "stream_cached",
     "__array_api_version__", "__array_namespace_info__", "e", "inf", "nan", "pi", "newaxis",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float8_e4m3fn",

@@ -20,7 +20,7 @@ from ..core.ops.linalg import (
     char,
 )
 from ..core.ops.structural import OPS, Slice, broadcast_shapes, record_multi
-from ..kernels import lu_perm
+from ..kernels import lu_perm as _lu_perm  # noqa: F401  (registers its rewrite)
 from .array import Array, as_array, wrap
 from .manipulation import broadcast_to, reshape
 from .searching import where
@@ -52,8 +52,8 @@ def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple,
 
 
 def cholesky_lower(x: Array, keep: bool = True) -> tuple[Array, Array | None]:
-    """(lower Cholesky factor, info or None). On CPU, LAPACK potrf (compiles ~4x and runs up
-    to ~9x faster than XLA's expansion of ``stablehlo.cholesky``); elsewhere the native op.
+    """(lower Cholesky factor, info or None). On CPU, LAPACK potrf (compiles and runs several
+    times faster than XLA's expansion of ``stablehlo.cholesky``); elsewhere the native op.
     The strict upper triangle of the factor is left as garbage: apply ``tril``."""
     if x.device.platform == "cpu":
         low, info = lapack("potrf_ffi", x.dtype, [x], [(x.shape, x.dtype),
@@ -71,7 +71,7 @@ def tri_solve(a: Array, b: Array, *, lower: bool, unit: bool = False, left: bool
     a = broadcast_to(a, batch + a.shape[-2:])
     b = broadcast_to(b, batch + b.shape[-2:])
     if a.device.platform == "cpu" and a.size and b.size and a.dtype.name in LAPACK_PREFIX:
-        # LAPACK/BLAS trsm (as jax on CPU): XLA's own expansion runs ~2.5x slower
+        # LAPACK/BLAS trsm (as jax on CPU): XLA's own expansion runs slower
         t = {"NO_TRANSPOSE": "N", "TRANSPOSE": "T", "ADJOINT": "C"}[trans]
         return lapack("trsm_ffi", a.dtype, [a, b], [(b.shape, b.dtype)],
                       (("side", char("L" if left else "R")), ("uplo", char("L" if lower else "U")),
@@ -91,11 +91,10 @@ def getrf(x: Array, keep: bool = True) -> tuple[Array, Array, Array]:
 
 
 def pivots_to_perm(piv: Array, m: int) -> Array:
-    """The 0-based row permutation ``perm`` of getrf's pivots: ``x[..., perm, :] == L @ U``.
-    On a CPU device, a native kernel (O(m) per matrix); elsewhere, or if the kernel cannot
-    be built, an XLA loop over the pivots (~1-2 us per pivot on XLA:CPU)."""
-    op = OPS["lu_permutation_kernel" if lu_perm.usable(piv.device) else "lu_permutation"]
-    return wrap(record(op, (piv._node,), LuPermutation(m)))
+    """The 0-based row permutation ``perm`` of getrf's pivots: ``x[..., perm, :] == L @ U``:
+    an XLA loop over the pivots, which the native kernel of ``kernels/lu_perm.py`` replaces
+    on a CPU device where it was built (a rewrite of the planned graph)."""
+    return wrap(record(OPS["lu_permutation"], (piv._node,), LuPermutation(m)))
 
 
 def make_complex(re: Array, im: Array) -> Array:

@@ -1,10 +1,10 @@
 """Linear algebra of the main namespace: matmul, matrix_transpose, tensordot, vecdot.
 
-``matmul`` lowers to one ``dot_general`` with batch and contracting dimensions, or, for large
-float/complex products on CPU, to one BLAS gemm call (``blas_gemm``, see ``blas``). When
-an operand is a recorded transpose of the last two axes, the transpose is folded into the
-contracting dimensions (or the BLAS transpose flag), so ``X.T @ v`` never materializes ``X.T``.
-``X.T @ f(X @ w)`` for an elementwise ``f`` becomes one ``rowpass`` kernel call (``rowpass``).
+``matmul`` records one ``dot_general`` with batch and contracting dimensions. When an operand
+is a recorded transpose of the last two axes, the transpose is folded into the contracting
+dimensions, so ``X.T @ v`` never materializes ``X.T``. Which products a native kernel computes
+is no concern here: the kernels rewrite the planned graph before it is lowered
+(``core/rewrite.py``; ``X.T @ f(X @ w)`` becomes one ``rowpass`` call, ``kernels/rowpass.py``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from ..core import dtypes as _dtypes
 from ..core import flags as _flags
 from ..core.graph import record
 from ..core.ops.structural import MATVEC, OPS, DotGeneral, broadcast_shapes
-from ..kernels.blas import use_blas
-from ..kernels.rowpass import fuse
+from ..kernels import rowpass as _rowpass  # noqa: F401  (registers the row-pass rewrite)
 from .array import Array, as_array, wrap
 from .elementwise import conj
 from .manipulation import broadcast_to, permute_dims, reshape
@@ -69,27 +68,15 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     sa, sb = a._node.shape, b._node.shape
     if not sa or not sb:
         raise ValueError("matmul() does not take 0-d arrays; use multiply")
-    d = _numeric(a, b, "matmul")
+    _numeric(a, b, "matmul")
     if len(sa) <= 2 and len(sb) <= 2:  # one dot_general, vectors contracted directly
         ka, kb = sa[-1], sb[0]
         if ka != kb:
             raise ValueError(f"matmul(): shapes {sa} and {sb} do not align ({ka} != {kb})")
         (na, ta), (nb, tb) = _untransposed(a), _untransposed(b)
-        shape = sa[:-1] + sb[1:]
-        if len(sa) == 2 and len(sb) == 2:
-            if use_blas(d, a.device, sa[0], sb[1], ka):
-                return wrap(record(OPS["blas_gemm"], (na, nb), (shape, d, ta, tb)))
-            op = OPS["dot_general"]
-        else:  # matrix-vector: X.T @ v and v @ X may be X.T @ f(X @ w), one pass (rowpass)
-            if len(sa) == 2:
-                X, v, rows = na, nb, ta
-            else:
-                X, v, rows = nb, na, not tb
-            if rows and v.buffer is None and len(X.shape) == 2:
-                m = fuse(X, v, X.device)
-                if m is not None:
-                    return wrap(record(OPS["rowpass"], m[0], (shape, d, m[1])))
-            op = MATVEC
+        # matrix-vector products count 1 towards the auto-flush depth (MATVEC), so a flush
+        # rarely lands between X @ w and the X.T @ f(X @ w) the row pass takes whole
+        op = OPS["dot_general"] if len(sa) == 2 and len(sb) == 2 else MATVEC
         dims = DotGeneral((), (), (0 if ta else len(sa) - 1,), (1 if tb else 0,), _precision())
         return wrap(record(op, (na, nb), dims))
     va, vb = a.ndim == 1, b.ndim == 1
@@ -105,12 +92,8 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     b = broadcast_to(b, batch + b.shape[-2:])
     nbat = tuple(range(len(batch)))
     k = len(batch)
-    shape = batch + (a.shape[-2], b.shape[-1])
-    if use_blas(d, a.device, a.shape[-2], b.shape[-1], a.shape[-1]):
-        out = wrap(record(OPS["blas_gemm"], (a._node, b._node), (shape, d, False, False)))
-    else:
-        dims = DotGeneral(nbat, nbat, (k + 1,), (k,), _precision())
-        out = wrap(record(OPS["dot_general"], (a._node, b._node), dims))
+    dims = DotGeneral(nbat, nbat, (k + 1,), (k,), _precision())
+    out = wrap(record(OPS["dot_general"], (a._node, b._node), dims))
     if va and vb:
         return reshape(out, batch)
     if va:

@@ -36,8 +36,8 @@ JAXLIB_VERSION: str = _jaxlib_version.__version__
 
 # jaxlib records a Python traceback with every execution by default (for JAX's profiler), and
 # keeps one per execution on arguments that stay alive: a loop running a graph on a long-lived
-# array grew by ~56 bytes per argument per run, without bound (benchmarks/bench_soak.py:
-# 130-350 bytes per iteration; flat with this off, and ~15% faster). Process-wide setting.
+# array grew with every run, without bound (benchmarks/bench_soak.py shows it; flat with this
+# off, and faster: docs/performance.md, "Measured choices"). Process-wide setting.
 _jax.set_tracebacks_enabled(False)
 
 
@@ -48,7 +48,7 @@ class BackendError(RuntimeError):
 _XLA_ERRORS = (xc.XlaRuntimeError,)  # jaxlib's JaxRuntimeError is the same class
 _SEM = xc.HostBufferSemantics
 _BIG_COPY = 1 << 24  # bytes: above this, copying into an aligned buffer beats XLA's own copy
-_MIN_ALIAS = 1 << 16  # bytes: below this, zero copy saves nothing (checking alignment costs 2 us)
+_MIN_ALIAS = 1 << 16  # bytes: below this, checking alignment costs more than zero copy saves
 
 # --- version shims ----------------------------------------------------------------------------
 # 0.10.x: array_result_handler must get _skip_checks=True, or it calls into jax's Python code.

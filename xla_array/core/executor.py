@@ -104,11 +104,11 @@ def scalar_buffer_of(value: Any, dtype: Any, device: Any) -> Any:
 
 # From this many scalars on, a graph of fusing ops only (``OpDef.fuses``: elementwise and
 # layout ops, which XLA compiles into one loop) takes its scalars packed in one vector per
-# dtype, sliced apart in the module: one argument per dtype instead of one per scalar, and
-# jaxlib spends ~0.25-0.4 us per argument of an execution (a 100-op chain of scalar ops:
-# ~40 us). Never in other graphs: each fusion that reads a slice has its offset baked in, so
-# the repeated steps of a loop become distinct fusions and XLA compiles a kernel for each (a
-# 20-step gradient loop: ~310 ms against ~55 ms with 0-d parameters, one kernel for the 20).
+# dtype, sliced apart in the module: one argument per dtype instead of one per scalar, since
+# jaxlib pays a fixed cost per argument of an execution. Never in other graphs: each fusion
+# that reads a slice has its offset baked in, so the repeated steps of a loop become distinct
+# fusions and XLA compiles a kernel for each, where with 0-d parameters the steps share one
+# (figures in docs/performance.md, "Measured choices").
 PACK_MIN = 8
 
 
@@ -211,10 +211,11 @@ _LAPACK_MARK = '"lapack_'
 
 
 def custom_targets(text: str) -> list[str]:
-    """The kinds of custom-call targets a module's text calls ('lapack' and the registered
-    kernels' kinds: 'blas', 'rowpass', 'lu_perm')."""
+    """The kinds of custom-call targets a module's text calls ('lapack' and the kinds of the
+    registered kernels whose targets it names)."""
     kinds = ["lapack"] if _LAPACK_MARK in text else []
-    return kinds + [k.kind for k in registry.KERNELS.values() if k.mark in text]
+    return kinds + [k.kind for k in registry.KERNELS.values()
+                    if any(f'"{t}"' in text for t in k.targets)]
 
 
 def register_targets(kinds: list[str]) -> None:
@@ -329,6 +330,7 @@ def _disk_context(options: dict) -> str:
     return (f"jaxlib {_backend.JAXLIB_VERSION}; xla_array {source_digest()}; "
             f"cpu {_backend.cpu_features()}; options {sorted(options.items())}; "
             f"fast_math {_flags._values['fast_math']}; "
+            f"kernels {registry.context()}; "  # (they rewrite graphs after keying: rewrite.py)
             f"xla_flags {os.environ.get('XLA_FLAGS', '').strip()}")
 
 

@@ -63,17 +63,14 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                                 "from NumPy's by an ulp or more; off: they round as NumPy does); "
                                 "changing it drops the executables compiled in memory"),
     "cpu_devices": (1, int, "number of CPU devices (read when the client starts)"),
-    "blas": (True, _bool, "run large float/complex matmuls on CPU through BLAS gemm (a small "
-                          "native kernel built on first use with the C compiler; off: XLA's dot)"),
-    "blas_lib": ("auto", lambda s: s.strip().lower() or "auto",
-                 "auto (the OpenBLAS NumPy links, else SciPy's BLAS) or scipy: the BLAS library of "
-                 "that kernel (read when it is first loaded)"),
     "rowpass": (True, _bool, "compute X.T @ f(X @ w) (f elementwise, X float32/float64 on CPU) "
-                             "in one pass over X with a native kernel built on first use "
-                             "(off: XLA's two products)"),
-    "native": (True, _bool, "use the C core of the graph (xla_array._graphcore, built at install "
-                            "when a C compiler is there) for nodes and recording; off: the "
-                            "pure-Python definitions (read at import)"),
+                             "in one pass over X with the native row-pass kernel, where the "
+                             "package was built with it (off: XLA's two products); changing it "
+                             "drops the executables compiled in memory"),
+    "native": (True, _bool, "use the native code built with the package: the C core of the "
+                            "graph (xla_array.core._graphcore; off: the pure-Python "
+                            "definitions, read at import) and the native kernels (off: XLA's "
+                            "own ops, read when a kernel is first needed)"),
     "matmul_precision": ("default", lambda s: s.strip().lower() or "default",
                          "default, high or highest: XLA precision of matmul-like ops (read when "
                          "they are recorded; float32 is exact on CPU whatever the setting)"),

@@ -12,6 +12,7 @@ import struct
 from typing import Any
 
 from . import dtypes as _dtypes
+from . import rewrite as _rewrite
 from .dtypes import DType
 from .graph import Node
 
@@ -49,6 +50,10 @@ def dense(value: Any, dtype: DType) -> str:
 _REAL = {64: _dtypes.float32, 128: _dtypes.float64}  # complex bits -> the parts' dtype
 
 
+# What the op modules learn about a whole graph before its nodes are lowered, for lowerings
+# that depend on more than their node: (name, fn(order, outputs)); ``lower`` stores each
+# result in ``Emitter.facts[name]`` (ops/structural.py: the max reductions that need no NaN
+# check). Filled when the op modules are imported; a function of the structure only.
 FACTS: list[tuple[str, Any]] = []
 
 
@@ -56,7 +61,7 @@ class Emitter:
     """Writes one function body. ``op`` appends a generic-form op and returns its SSA name."""
 
     def __init__(self) -> None:
-        self.facts: dict[str, Any] = {}
+        self.facts: dict[str, Any] = {}  # see FACTS
         self.lines: list[str] = []
         self.types: dict[str, str] = {}
         self.k = 0
@@ -138,7 +143,9 @@ def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
     ``spmd`` (``spmd.Annotator``, for graphs on a mesh) adds the sharding annotations.
     Each scalar is a 0-d parameter; with ``pack`` (``executor.packs_scalars`` decides; never
     with ``spmd``), the scalars of each dtype come as one vector parameter that the module
-    slices apart (``scalar_groups``)."""
+    slices apart (``scalar_groups``). The native kernels in use first rewrite the graph
+    (``rewrite.apply``: the recorded nodes are left as they are)."""
+    order, outputs = _rewrite.apply(order, outputs)
     e = Emitter()
     for name, fn in FACTS:
         e.facts[name] = fn(order, outputs)

@@ -1,28 +1,53 @@
-"""The native kernels the engine may call: the one contract between the executor and
+"""The native kernels the engine may call: the one contract between the engine and
 ``xla_array/kernels``.
 
-A kernel module registers a ``Kernel`` when it is imported: its kind, the text its custom call
-has in a lowered module (how the executor recognizes an executable that calls it), a title for
-messages, and how to tell whether it is usable here (built and loaded; ``error`` says why not).
+A kernel module registers one ``Kernel`` when it is imported. The record holds everything the
+engine needs to know about it:
+
+- ``source``: its C file (built into a shared library when the package is built, never at run
+  time; ``kernels/library.py`` loads it);
+- ``targets``: the XLA FFI custom-call targets it registers (how the executor recognizes an
+  executable that calls it, ``executor.custom_targets``);
+- ``op``: the op whose lowering calls it;
+- ``replaces`` and ``rule``: its selection rule, a rewrite of the planned graph
+  (``core/rewrite.py``, run by ``lower.lower`` before a graph is lowered): for a node of op
+  ``replaces``, ``rule(node)`` returns the ``(inputs, attrs)`` of an ``op`` node computing the
+  same value, or None to leave the node alone;
+- ``available`` / ``error``: whether the library was built, loads and registered its targets
+  here (and why not); ``flag``: the setting that turns the kernel off.
+
 The executor registers every kernel an executable calls before compiling it or loading it from
 bytes (``executor.register_targets``), so a kernel is found through this table, never by name.
+Whether a rewrite applies depends only on the graph's structure and on which kernels are in
+use (``in_use``): the structural key of a graph is taken before the rewrite, so ``context()``
+(the kinds in use) is part of the disk cache's context, and a change of a kernel's setting
+drops the executables compiled in memory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Kernel", "KERNELS", "register"]
+from . import flags as _flags
+from .cache import executables
+
+__all__ = ["Kernel", "KERNELS", "register", "in_use", "context"]
 
 
 @dataclass(frozen=True)
 class Kernel:
-    kind: str  # "blas", "rowpass", "lu_perm"
-    mark: str  # text of its call in a lowered module: '"xla_array_gemm_'
-    title: str  # for messages: "BLAS matmul kernel"
+    kind: str  # "rowpass", "lu_perm"
+    title: str  # for messages: "row-pass kernel"
+    source: str  # its C file, relative to xla_array/kernels: "native/rowpass_ffi.c"
+    targets: tuple[str, ...]  # the FFI custom-call targets it registers
+    op: Any  # the OpDef whose lowering calls it
+    replaces: str  # the name of the op whose nodes ``rule`` may rewrite into ``op``
+    rule: Callable[[Any], tuple[tuple, Any] | None]  # node -> (inputs, attrs) of ``op``, or None
     available: Callable[[], bool]  # built, loaded and registered with XLA here
     error: Callable[[], str]  # why not, when not
+    flag: str | None = None  # the setting that turns it off (``XLA_ARRAY_<FLAG>=0``)
 
 
 KERNELS: dict[str, Kernel] = {}
@@ -30,4 +55,16 @@ KERNELS: dict[str, Kernel] = {}
 
 def register(kernel: Kernel) -> Kernel:
     KERNELS[kernel.kind] = kernel
+    if kernel.flag is not None:  # executables keyed before the rewrite: drop them
+        _flags.on_change(kernel.flag, executables.clear)
     return kernel
+
+
+def in_use(kernel: Kernel) -> bool:
+    """Whether graphs are rewritten to call ``kernel``: its setting is on and it is available."""
+    return (kernel.flag is None or bool(_flags._values[kernel.flag])) and kernel.available()
+
+
+def context() -> str:
+    """The kinds of the kernels in use, for the disk cache's context."""
+    return ",".join(sorted(k.kind for k in KERNELS.values() if in_use(k)))

@@ -1,6 +1,10 @@
 """LU's pivots to a row permutation in a native kernel (``native/lu_perm_ffi.c``,
 ``xla_array_lu_perm``): O(m) per matrix where the XLA loop of ``core/ops/linalg.py``'s
-``lu_permutation`` costs ~1-2 us per pivot on XLA:CPU (~1 ms less per 512x512 solve)."""
+``lu_permutation`` costs ~1-2 us per pivot on XLA:CPU.
+
+Its selection rule is a rewrite of the planned graph (``core/rewrite.py``): every
+``lu_permutation`` node on a CPU device is lowered as ``lu_permutation_kernel`` (same input,
+same attributes) when the kernel is available."""
 
 from __future__ import annotations
 
@@ -12,13 +16,13 @@ from ..core.devices import Device
 from ..core.lower import Emitter, tensor_type
 from ..core.ops.linalg import LuPermutation, infer_permutation, layout
 from ..core.ops.structural import define
-from . import build
+from . import library
 
-__all__ = ["TARGET", "usable"]
+__all__ = ["TARGET", "available", "error", "rule"]
 
 TARGET = "xla_array_lu_perm"
-_KERNEL = build.handler_kernel("LU permutation kernel", "an XLA loop", "lu_perm_ffi", "xa_lu_perm",
-                              TARGET)
+_LIB = library.handler_library("LU permutation kernel", "an XLA loop", "lu_perm_ffi",
+                               "xa_lu_perm", TARGET)
 
 
 def _lower_perm_kernel(e: Emitter, n: Any, a: list) -> str:
@@ -30,24 +34,27 @@ def _lower_perm_kernel(e: Emitter, n: Any, a: list) -> str:
 
 
 # the same as core/ops/linalg.py's lu_permutation, through the native kernel
-define("lu_permutation_kernel", infer_permutation, _lower_perm_kernel, attrs=LuPermutation)
+LU_PERMUTATION_KERNEL = define("lu_permutation_kernel", infer_permutation, _lower_perm_kernel,
+                               attrs=LuPermutation)
 
 
 def available() -> bool:
-    """Build (once), load and register the kernel; False if that is not possible here."""
-    return _KERNEL.available()
+    """Load (once) and register the kernel; False if it was not built or cannot be used."""
+    return _LIB.available()
 
 
 def error() -> str:
     """Why ``available()`` is False ('' when it is not)."""
-    return _KERNEL.error
+    return _LIB.error
 
 
-def usable(device: Any) -> bool:
-    """Whether the permutation of pivots on ``device`` goes through the kernel (a CPU device
-    where it could be built)."""
-    return type(device) is Device and device.platform == "cpu" and available()
+def rule(n: Any) -> tuple[tuple, LuPermutation] | None:
+    """The selection rule: a permutation of pivots on a CPU device goes through the kernel."""
+    d = n.device
+    return (n.inputs, n.attrs) if type(d) is Device and d.platform == "cpu" else None
 
 
-registry.register(registry.Kernel("lu_perm", f'"{TARGET}"', "LU permutation kernel", available,
-                                  error))
+registry.register(registry.Kernel(
+    kind="lu_perm", title="LU permutation kernel", source="native/lu_perm_ffi.c",
+    targets=(TARGET,), op=LU_PERMUTATION_KERNEL, replaces="lu_permutation", rule=rule,
+    available=available, error=error))

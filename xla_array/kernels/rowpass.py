@@ -1,4 +1,5 @@
-"""``X.T @ f(X @ w)`` in one pass over X: which products use the native row-pass kernel.
+"""``X.T @ f(X @ w)`` in one pass over X: the native row-pass kernel and the rewrite that
+selects it.
 
 A gradient step of a linear model is ``X.T @ f(X @ w)`` with ``f`` elementwise: ``X @ w - y``
 (least squares), ``sigmoid(X @ w) - y`` (logistic regression), plain ``X @ w`` (power iteration
@@ -6,21 +7,21 @@ on ``X.T X``). XLA runs the two matrix-vector products as two passes over X, eac
 thread; the kernel (``native/rowpass_ffi.c``, target ``xla_array_rowpass``) reads each block
 of rows once, applying ``f`` in between, and splits the rows over XLA's CPU thread pool.
 
-``fuse`` is asked by matmul when it records ``X.T @ v`` (or ``v @ X``) for a pending vector
-``v``: if ``v`` is an elementwise expression of ``t = X @ w`` (the same X node), of other
-length-n vectors and of scalars, it returns the operands and ``f`` as a small program (the
-opcodes of the C file) and matmul records one ``rowpass`` node instead of the product. The
-nodes of ``t`` and ``v`` stay recorded: if an Array still holds them they are computed as
-before, otherwise nothing reaches them. Decided at record time, so it is part of the graph's
-structure (and cache key); ``XLA_ARRAY_ROWPASS=0`` turns it off.
+Its selection rule is a rewrite of the planned graph (``core/rewrite.py``): for a
+matrix-vector ``dot_general`` contracting the rows of a matrix X with a pending vector ``v``
+(``X.T @ v`` or ``v @ X``, as ``matmul`` records them), ``fuse`` checks whether ``v`` is an
+elementwise expression of ``t = X @ w`` (the same X node), of other length-n vectors and of
+scalars; if so, the product is lowered as one ``rowpass`` node whose operands are X, w and
+those vectors and scalars, and ``f`` a small program (the opcodes of the C file). The
+recorded graph is left as it is: ``t`` and ``v`` are still computed where an Array holds them,
+and XLA drops them otherwise. ``XLA_ARRAY_ROWPASS=0`` turns the kernel off.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..core import dtypes as dt
-from ..core import flags as _flags
 from ..core import registry
 from ..core.devices import Device
 from ..core.graph import SCALAR
@@ -28,17 +29,16 @@ from ..core.lower import Emitter, tensor_type
 from ..core.ops.elementwise import compute_dtype
 from ..core.ops.linalg import layout
 from ..core.ops.structural import define
-from . import build as _kernels
+from . import library
 
-__all__ = ["available", "error", "fuse", "TARGET", "MIN_SIZE", "MIN_ROWS", "OPCODES"]
+__all__ = ["available", "error", "fuse", "rule", "RowPass", "TARGET", "MIN_SIZE", "MIN_ROWS",
+           "OPCODES"]
 
 TARGET = "xla_array_rowpass"
 
-# Which products take the kernel: X of at least MIN_SIZE elements and MIN_ROWS rows. Per
-# gradient step inside one jitted loop (float32, ratio = XLA's two products / kernel):
-# 1000x64 1.06, 2000x64 1.07, 1000x100 1.28, 4000x64 1.59, 10000x100 ~1.5, 50000x10 2.28;
-# below: 512x64 0.65, 64x64 0.79 (handing rows to a second thread costs ~10 us), and with few
-# rows a single thread does it all: 100x1000 0.85.
+# Which products take the kernel: X of at least MIN_SIZE elements and MIN_ROWS rows. Below
+# that, handing rows to a second thread costs more than the pass saves (figures in
+# docs/architecture.md, "Native kernels").
 MIN_SIZE = 1 << 17
 MIN_ROWS = 512
 
@@ -52,18 +52,36 @@ _MAX_PROG, _MAX_IN = 64, 16  # the C file's limits
 _DTYPES = (dt.float32, dt.float64)
 
 
-_KERNEL = _kernels.handler_kernel("row-pass kernel", "XLA's dots", "rowpass_ffi", "xa_rowpass",
-                                  TARGET)
+_LIB = library.handler_library("row-pass kernel", "XLA's dots", "rowpass_ffi", "xa_rowpass",
+                               TARGET)
 
 
 def available() -> bool:
-    """Build (once), load and register the kernel; False if that is not possible here."""
-    return _KERNEL.available()
+    """Load (once) and register the kernel; False if it was not built or cannot be used."""
+    return _LIB.available()
 
 
 def error() -> str:
     """Why ``available()`` is False ('' when it is not)."""
-    return _KERNEL.error
+    return _LIB.error
+
+
+def rule(n: Any) -> tuple[tuple, RowPass] | None:
+    """The selection rule: for a matrix-vector ``dot_general`` node that contracts the rows of
+    a matrix X with a vector v (``X.T @ v``, ``v @ X``), the (inputs, attrs) of the ``rowpass``
+    node computing it when v is ``f(X @ w)``; else None."""
+    at = n.attrs
+    if at.lhs_batch or len(n.shape) != 1 or at.lhs_contract != (0,) or at.rhs_contract != (0,):
+        return None
+    a, b = n.inputs
+    if len(a.shape) == 2 and len(b.shape) == 1:
+        X, v = a, b  # X.T @ v
+    elif len(a.shape) == 1 and len(b.shape) == 2:
+        X, v = b, a  # v @ X
+    else:
+        return None
+    m = fuse(X, v, n.device)
+    return None if m is None else (m[0], RowPass(m[1]))
 
 
 def _is_xw(t: Any, X: Any) -> Any:
@@ -93,12 +111,10 @@ def fuse(X: Any, v: Any, device: Any) -> tuple[tuple, tuple] | None:
     dtype = X.dtype
     if (v.buffer is not None or v.op.nout != 1 or dtype not in _DTYPES or v.dtype is not dtype
             or n * d < MIN_SIZE or n < MIN_ROWS or type(device) is not Device
-            or device.platform != "cpu" or not _flags._values["rowpass"]):
+            or device.platform != "cpu"):
         return None
     m = _one_op(X, v, n, dtype)
-    if m is None:
-        m = _walk(X, v, n, dtype)
-    return m if m is not None and available() else None
+    return m if m is not None else _walk(X, v, n, dtype)
 
 
 def _one_op(X: Any, v: Any, n: int, dtype: Any) -> tuple[tuple, tuple] | None:
@@ -189,19 +205,49 @@ def _walk(X: Any, v: Any, n: int, dtype: Any) -> tuple[tuple, tuple] | None:
 
 # ---------------------------------------------------------------- the op
 
+class RowPass(NamedTuple):
+    """``f`` as the kernel's program: instructions of four integers (opcode, a, b, 0), register
+    0 holding ``t = X @ w``, instruction i writing register i + 1 (opcodes in ``OPCODES``;
+    ``_LOADV``/``_LOADS`` load row vector or scalar operand a)."""
+    program: tuple
+
+
+def _infer_rowpass(inputs: tuple, attrs: RowPass) -> tuple:
+    """inputs (X, w, row vectors..., scalars...), one float dtype: the result is (d,)."""
+    if len(inputs) < 2 or len(inputs[0].shape) != 2:
+        raise ValueError("rowpass: operands (X, w, vectors..., scalars...) with X a matrix")
+    X, w, *rest = inputs
+    n, d = X.shape
+    nvec = sum(1 for x in rest if x.shape == (n,))
+    if (X.dtype not in _DTYPES or any(x.dtype is not X.dtype for x in inputs)
+            or w.shape != (d,) or any(x.shape != (n,) for x in rest[:nvec])
+            or any(x.shape != () for x in rest[nvec:]) or nvec > _MAX_IN
+            or len(rest) - nvec > _MAX_IN):
+        raise ValueError(f"rowpass: X {X.dtype.name}{list(X.shape)} needs w of shape ({d},), "
+                         f"then at most {_MAX_IN} vectors of shape ({n},) and {_MAX_IN} scalars, "
+                         f"all float32 or all float64")
+    prog = attrs.program
+    codes = set(OPCODES.values()) | {_LOADV, _LOADS}
+    if (len(prog) % 4 or len(prog) > 4 * _MAX_PROG
+            or any(prog[i] not in codes for i in range(0, len(prog), 4))):
+        raise ValueError(f"rowpass: not a program of at most {_MAX_PROG} instructions: {prog}")
+    return (d,), X.dtype
+
+
 def _lower_rowpass(e: Emitter, n: Any, a: list) -> str:
     """``X.T @ f(X @ w)`` through ``xla_array_rowpass``."""
-    shape, d, program = n.attrs
+    program = n.attrs.program
     lays = ", ".join(layout(len(x.shape), False) for x in n.inputs)
-    return e.op("stablehlo.custom_call", a, tensor_type(shape, d),
+    return e.op("stablehlo.custom_call", a, tensor_type(n.shape, n.dtype),
                 f'api_version = 4 : i32, backend_config = {{program = array<i64'
                 f'{": " + ", ".join(map(str, program)) if program else ""}>}}, '
                 f'call_target_name = "{TARGET}", '
                 f'operand_layouts = [{lays}], result_layouts = [{layout(1, False)}]')
 
 
-# inputs (X, w, row vectors..., scalars...); attrs: ((d,), dtype, program): X.T @ f(X @ w),
-# f given as the kernel's program (opcodes in OPCODES)
-define("rowpass", lambda ins, attrs: (attrs[0], attrs[1]), _lower_rowpass, weight=4)
+ROWPASS = define("rowpass", _infer_rowpass, _lower_rowpass, weight=4, attrs=RowPass)
 
-registry.register(registry.Kernel("rowpass", f'"{TARGET}"', "row-pass kernel", available, error))
+registry.register(registry.Kernel(
+    kind="rowpass", title="row-pass kernel", source="native/rowpass_ffi.c", targets=(TARGET,),
+    op=ROWPASS, replaces="dot_general", rule=rule, available=available, error=error,
+    flag="rowpass"))

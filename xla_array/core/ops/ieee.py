@@ -70,7 +70,8 @@ def divide(e: Emitter, x: str, y: str, s: tuple, d: DType) -> str:
     which may be an expensive expression such as ``exp(x)``, made XLA compute it more often.)
     The ``divide`` op also passes a broadcast divisor through ``unfoldable`` before broadcasting
     it (``elementwise._lower``): else XLA puts the broadcast into the producing reduction's
-    YNNPACK fusion and writes the full matrix (softmax 4.5x slower)."""
+    YNNPACK fusion and writes the full matrix (softmax several times slower: docs/performance.md,
+    "Rounding like NumPy")."""
     if d.kind == "f" and faithful():
         y = hidden(e, y, x, s, d)
     return e.op("stablehlo.divide", [x, y], tensor_type(s, d))
@@ -493,7 +494,7 @@ _EXACT: dict[str, Any] = {
     "sinh": _sinh, "cosh": _cosh, "atanh": _atanh, "atan": _atan, "asin": None, "acos": None,
     "asinh": _asinh, "acosh": _acosh}
 # accurate in float32 as they are (within one ulp of the correctly rounded result), and faster
-# than through float64 (XLA:CPU's float64 log is about 10x slower than its float32 one)
+# than through float64 (XLA:CPU's float64 log is much slower than its float32 one)
 _OWN_F32 = ("log1p", "log10")
 
 

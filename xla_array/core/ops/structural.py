@@ -562,10 +562,9 @@ def order_free_reductions(order: list) -> bool:
     XLA:CPU rewrites a large reduction into a tree of windowed reductions (for the accuracy of
     float sums); YNNPACK takes big float sums and max/min, but bool and integer reductions go
     through the tree: 3-5 kernels, each compiled by LLVM. Their result does not depend on the
-    order (wrapping integer sums included), and over trailing axes one loop is also faster to
-    run (jaxlib 0.10.2, idle machine: ``any(X > 0)`` of 100,000 x 16: compile 122 -> 33 ms, run
-    1.27 -> 0.73 ms; an int32 sum of 4M: 115 -> 29 ms, 3.8 -> 0.67 ms). Leading axes keep the
-    tree (one loop ran 2x slower there)."""
+    order (wrapping integer sums included), and over trailing axes one loop compiles and runs
+    faster than the tree. Leading axes keep the tree: there one loop runs slower (figures in
+    docs/performance.md, "Measured choices")."""
     reduce_op = OPS["reduce"]
     found = False
     for n in order:

@@ -1,5 +1,5 @@
-/* Plumbing shared by the XLA FFI handlers in this folder (included by each kernel's .c file;
- * xla_array/_kernels.py hashes it into every kernel's build digest). */
+/* Plumbing shared by the XLA FFI handlers in this folder (included by each kernel's .c file,
+ * which setup.py builds with the package). */
 #ifndef XLA_ARRAY_FFI_COMMON_H
 #define XLA_ARRAY_FFI_COMMON_H
 

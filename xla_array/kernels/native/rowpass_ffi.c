@@ -1,8 +1,9 @@
 /* XLA FFI handler computing g = X^T @ f(X @ w) in one pass over the rows of X.
  *
- * Built on first use by xla_array/_kernels.py with the system C compiler against the installed
- * jaxlib's FFI header, cached per user and registered as CPU custom-call target
- * xla_array_rowpass (xla_array/_rowpass.py decides which graphs use it).
+ * Built with the package (setup.py) against jaxlib's FFI header, for the baseline of the
+ * architecture; the AVX2/FMA paths below are chosen at run time by the CPU's features. Loaded
+ * and registered as CPU custom-call target xla_array_rowpass by xla_array/kernels/rowpass.py
+ * (whose rewrite decides which graphs use it).
  *
  * Gradient steps of linear models (least squares, logistic regression, GLMs), power iteration
  * on X^T X and CG on the normal equations all compute X^T @ f(X @ w), f elementwise. XLA runs
@@ -61,21 +62,30 @@ typedef struct {
 } job;
 
 /* ---------------------------------------------------------------- eight rows at a time
- * With AVX2 and FMA (the library is built with -march=native where the compiler takes it):
- * eight rows share each load of w, and the eight sums are reduced together. Elsewhere the
- * portable loops below do all the work. */
-#if defined(__AVX2__) && defined(__FMA__)
+ * With AVX2 and FMA: eight rows share each load of w, and the eight sums are reduced together.
+ * The library is built for the architecture's baseline (no -march), with these functions
+ * compiled for AVX2/FMA (the target attribute) and called only where the CPU has both
+ * (runtime dispatch: xa_simd, set when the library is loaded). Elsewhere the portable loops
+ * below do all the work. */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-#define SIMD_ROWS 1
+#define XA_AVX2 __attribute__((target("avx2,fma")))
+static int xa_simd_ok; /* the CPU has AVX2 and FMA */
+static int xa_simd;    /* the eight-row paths are used (xa_rowpass_simd can turn them off) */
+__attribute__((constructor)) static void xa_detect(void) {
+    __builtin_cpu_init();
+    xa_simd = xa_simd_ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#define SIMD_ROWS xa_simd
 
-static inline __m256i mask32(int64_t r) { /* lanes < r */
+XA_AVX2 static inline __m256i mask32(int64_t r) { /* lanes < r */
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
-static inline __m256i mask64(int64_t r) {
+XA_AVX2 static inline __m256i mask64(int64_t r) {
     return _mm256_cmpgt_epi64(_mm256_set1_epi64x(r), _mm256_setr_epi64x(0, 1, 2, 3));
 }
 
-static void dot8_f32(const float *x, int64_t d, const float *w, float *t) {
+XA_AVX2 static void dot8_f32(const float *x, int64_t d, const float *w, float *t) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
     int64_t k = 0;
 #define DOT_STEP(LOAD)                                                                         \
@@ -105,7 +115,7 @@ static void dot8_f32(const float *x, int64_t d, const float *w, float *t) {
                                       _mm256_permute2f128_ps(c0, c1, 0x31)));
 }
 
-static void axpy8_f32(const float *x, int64_t d, const float *v, float *g) {
+XA_AVX2 static void axpy8_f32(const float *x, int64_t d, const float *v, float *g) {
     __m256 v0 = _mm256_set1_ps(v[0]), v1 = _mm256_set1_ps(v[1]), v2 = _mm256_set1_ps(v[2]),
            v3 = _mm256_set1_ps(v[3]), v4 = _mm256_set1_ps(v[4]), v5 = _mm256_set1_ps(v[5]),
            v6 = _mm256_set1_ps(v[6]), v7 = _mm256_set1_ps(v[7]);
@@ -129,12 +139,12 @@ static void axpy8_f32(const float *x, int64_t d, const float *v, float *g) {
 #undef AXPY_SUM
 }
 
-static inline __m256d hsum4_pd(__m256d a0, __m256d a1, __m256d a2, __m256d a3) {
+XA_AVX2 static inline __m256d hsum4_pd(__m256d a0, __m256d a1, __m256d a2, __m256d a3) {
     __m256d b0 = _mm256_hadd_pd(a0, a1), b1 = _mm256_hadd_pd(a2, a3);
     return _mm256_add_pd(_mm256_permute2f128_pd(b0, b1, 0x20), _mm256_permute2f128_pd(b0, b1, 0x31));
 }
 
-static void dot8_f64(const double *x, int64_t d, const double *w, double *t) {
+XA_AVX2 static void dot8_f64(const double *x, int64_t d, const double *w, double *t) {
     __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
     int64_t k = 0;
 #define DOT_STEP(LOAD)                                                                         \
@@ -161,7 +171,7 @@ static void dot8_f64(const double *x, int64_t d, const double *w, double *t) {
     _mm256_storeu_pd(t + 4, hsum4_pd(a4, a5, a6, a7));
 }
 
-static void axpy8_f64(const double *x, int64_t d, const double *v, double *g) {
+XA_AVX2 static void axpy8_f64(const double *x, int64_t d, const double *v, double *g) {
     __m256d v0 = _mm256_set1_pd(v[0]), v1 = _mm256_set1_pd(v[1]), v2 = _mm256_set1_pd(v[2]),
             v3 = _mm256_set1_pd(v[3]), v4 = _mm256_set1_pd(v[4]), v5 = _mm256_set1_pd(v[5]),
             v6 = _mm256_set1_pd(v[6]), v7 = _mm256_set1_pd(v[7]);
@@ -185,6 +195,7 @@ static void axpy8_f64(const double *x, int64_t d, const double *v, double *g) {
 #undef AXPY_SUM
 }
 #else
+static int xa_simd_ok, xa_simd;
 #define SIMD_ROWS 0
 #define dot8_f32(x, d, w, t) ((void)0)
 #define axpy8_f32(x, d, v, g) ((void)0)
@@ -381,6 +392,13 @@ static const XLA_FFI_Array *find_array(XLA_FFI_CallFrame *cf, const char *name) 
 
 /* Returns this file's ABI version (checked by the loader). */
 int xa_rowpass_abi(void) { return 1; }
+
+/* Whether the AVX2/FMA paths are used: on = 1 where the CPU has them, 0 for the portable loops
+ * only (tests compare the two), -1 to ask. Returns the state after the call. */
+int xa_rowpass_simd(int on) {
+    if (on >= 0) xa_simd = on && xa_simd_ok;
+    return xa_simd;
+}
 
 XLA_FFI_Error *xa_rowpass(XLA_FFI_CallFrame *cf) {
     if (xa_metadata_query(cf)) return NULL;

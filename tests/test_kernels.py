@@ -1,0 +1,198 @@
+"""The native kernels' contract (core/registry.py, core/rewrite.py, kernels/library.py): each
+kernel's record, the rewrite that selects it at lowering (and leaves the recorded graph alone),
+values against NumPy with and without the kernels, and a process where they are off
+(``XLA_ARRAY_NATIVE=0``, as where the package was built without a C compiler). Runs with or
+without the built libraries (``.ci/run`` runs it both ways)."""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import xla_array as xp
+from xla_array.core import executor, registry, rewrite
+from xla_array.core.cache import executables
+from xla_array.core.ops.structural import OPS
+from xla_array.kernels import library, lu_perm, rowpass
+
+KERNELS_DIR = os.path.dirname(library.__file__)
+
+
+def _gd(m, X, y, w, steps=3):
+    for _ in range(steps):
+        w = w - 0.01 * (X.T @ (X @ w - y))
+    return w
+
+
+def _data(n=700, d=9, dtype=np.float64, seed=0):
+    rng = np.random.default_rng(seed)
+    return ((0.1 * rng.standard_normal((n, d))).astype(dtype), rng.standard_normal(n).astype(dtype),
+            rng.standard_normal(d).astype(dtype))
+
+
+@pytest.fixture
+def small_rowpass(monkeypatch):
+    monkeypatch.setattr(rowpass, "MIN_SIZE", 0)
+    monkeypatch.setattr(rowpass, "MIN_ROWS", 0)
+
+
+@pytest.fixture
+def no_kernels(monkeypatch):
+    """As in a package built without the kernels: none available (executables compiled with
+    them are dropped, as a process without them would never have had them)."""
+    for k in registry.KERNELS.values():
+        lib = {"rowpass": rowpass._LIB, "lu_perm": lu_perm._LIB}[k.kind]
+        monkeypatch.setattr(lib, "ok", False)
+    executables.clear()
+    yield
+    executables.clear()
+
+
+def test_each_kernel_has_one_record():
+    assert set(registry.KERNELS) == {"rowpass", "lu_perm"}
+    for k in registry.KERNELS.values():
+        assert os.path.exists(os.path.join(KERNELS_DIR, k.source)), k.source
+        assert OPS[k.op.name] is k.op and k.replaces in OPS
+        assert k.op.attrs is not None  # a named attribute record, like every op
+        assert all(t.startswith("xla_array_") for t in k.targets)
+        assert k.available() == (k.error() == "")
+    assert registry.KERNELS["rowpass"].flag == "rowpass"
+
+
+def test_custom_targets_come_from_the_registry():
+    text = 'call_target_name = "xla_array_rowpass" ... "lapack_dgetrf_ffi"'
+    assert executor.custom_targets(text) == ["lapack", "rowpass"]
+    assert executor.custom_targets('"xla_array_lu_perm"') == ["lu_perm"]
+    assert executor.custom_targets("stablehlo.dot_general") == []
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gradient_steps_match_numpy_with_the_kernel(dtype, small_rowpass):
+    X, y, w = _data(dtype=dtype)
+    Xx = xp.asarray(X)
+    g = Xx.T @ (Xx @ xp.asarray(w) - xp.asarray(y))
+    assert g._node.op.name == "dot_general"  # recorded as XLA's product...
+    assert ("xla_array_rowpass" in xp.debug.mlir(g)) == rowpass.available()  # ...rewritten
+    assert g._node.op.name == "dot_general"  # (lowering left the recorded graph alone)
+    want = _gd(np, X.astype(float), y.astype(float), w.astype(float))
+    got = _gd(xp, xp.asarray(X), xp.asarray(y), xp.asarray(w))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(np.asarray(got), want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_same_values_without_the_kernels(dtype, small_rowpass, no_kernels):
+    X, y, w = _data(dtype=dtype, seed=1)
+    got = _gd(xp, xp.asarray(X), xp.asarray(y), xp.asarray(w))
+    assert "xla_array_" not in xp.debug.mlir(got * 1.0)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(np.asarray(got), _gd(np, X.astype(float), y.astype(float),
+                                                    w.astype(float)), rtol=tol, atol=tol)
+    a = np.random.default_rng(2).standard_normal((3, 6, 6)).astype(dtype)
+    a += 6 * np.eye(6, dtype=dtype)
+    b = np.random.default_rng(3).standard_normal((3, 6, 2)).astype(dtype)
+    sol = xp.linalg.solve(xp.asarray(a), xp.asarray(b))
+    assert "xla_array_lu_perm" not in xp.debug.mlir(sol)
+    np.testing.assert_allclose(np.asarray(sol), np.linalg.solve(a, b), rtol=tol * 10,
+                               atol=tol * 10)
+
+
+@pytest.mark.skipif(not rowpass.available(), reason="row-pass kernel unavailable")
+def test_where_the_rewrite_applies_and_where_not(small_rowpass):
+    X, y, w = _data()
+    Xx, yx, wx = xp.asarray(X), xp.asarray(y), xp.asarray(w)
+    t = Xx @ wx
+    applies = {"X.T @ f(X @ w)": Xx.T @ (t - yx), "v @ X": (t - yx) @ Xx,
+               "power iteration": Xx.T @ t}
+    stays = {"X @ v": Xx @ (Xx.T @ yx), "a computed vector only": Xx.T @ (yx * 2.0),
+             "another X": xp.asarray(X.copy()).T @ (t - yx), "a matrix product": Xx.T @ Xx}
+    for why, a in applies.items():
+        assert "xla_array_rowpass" in xp.debug.mlir(a), why
+    for why, a in stays.items():
+        assert "xla_array_rowpass" not in xp.debug.mlir(a), why
+    with xp.flags.using(rowpass=False):  # the setting, read at lowering
+        assert "xla_array_rowpass" not in xp.debug.mlir(Xx.T @ (t - yx))
+        assert "rowpass" not in executor._disk_context({})
+    assert "kernels lu_perm,rowpass" in executor._disk_context({})
+
+
+def test_below_the_size_rule_it_stays_two_products():
+    X, y, w = _data(n=600, d=8)
+    Xx = xp.asarray(X)
+    assert "xla_array_rowpass" not in xp.debug.mlir(Xx.T @ (Xx @ xp.asarray(w) - xp.asarray(y)))
+
+
+@pytest.mark.skipif(not rowpass.available(), reason="row-pass kernel unavailable")
+def test_the_rewrite_remaps_readers_and_outputs(small_rowpass):
+    """Nodes reading a replaced node read its replacement; an output that is replaced is
+    returned as its replacement; the recorded lists are not changed."""
+    from xla_array.core.graph import plan_graph
+    X, y, w = _data()
+    Xx, wx = xp.asarray(X), xp.asarray(w)
+    g = Xx.T @ (Xx @ wx - xp.asarray(y))
+    step = wx - 0.01 * g
+    order, _bufs, _scalars, outs, _key = plan_graph([step._node])
+    before = list(order), list(outs)
+    new_order, new_outs = rewrite.apply(order, outs)
+    assert (order, outs) == before
+    replaced = [n for n in new_order if n.op.name == "rowpass"]
+    assert len(replaced) == 1 and replaced[0].inputs[0] is Xx._node
+    readers = [n for n in new_order if replaced[0] in n.inputs]
+    assert readers and all(isinstance(n, rewrite.Rewritten) for n in readers)
+    assert isinstance(new_outs[0], rewrite.Rewritten)  # step reads g, so it is rewritten too
+    assert rewrite.apply([], []) == ([], [])
+
+
+def test_a_rule_must_keep_shape_and_dtype(monkeypatch):
+    """A rule whose replacement computes another shape is a bug, caught before lowering."""
+    two = xp.ones(2)._node
+    bad = registry.Kernel(kind="bad", title="bad kernel", source="native/none.c",
+                          targets=("xla_array_bad",), op=OPS["negative"], replaces="sqrt",
+                          rule=lambda n: ((two,), ()), available=lambda: True,
+                          error=lambda: "")
+    monkeypatch.setitem(registry.KERNELS, "bad", bad)
+    with pytest.raises(AssertionError, match="bad kernel rewrote a sqrt node"):
+        xp.debug.mlir(xp.sqrt(xp.ones(3)))
+
+
+def test_a_library_that_was_not_built_is_unavailable():
+    why = "built without it|XLA_ARRAY_NATIVE=0"  # (.ci/run's leg without native code)
+    assert library.path("no_such_kernel") is None
+    with pytest.raises(RuntimeError, match=why):
+        library.library("no_such_kernel")
+    lib = library.handler_library("test kernel", "XLA", "no_such_kernel", "xa_x", "xla_array_x")
+    assert lib.available() is False and re.search(why, lib.error)
+
+
+def _run(code: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
+                          env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
+
+
+def test_native_off_turns_the_kernels_off_quietly():
+    """XLA_ARRAY_NATIVE=0: no native code at all, the same values, and no warning (it was
+    asked for); nothing is compiled with a C compiler at run time either way."""
+    r = _run("""
+        import numpy as np, xla_array as xp
+        from xla_array.core import registry
+        from xla_array.kernels import rowpass
+        rowpass.MIN_SIZE = rowpass.MIN_ROWS = 0
+        X = np.random.default_rng(0).standard_normal((600, 5))
+        w, y = np.ones(5), np.arange(600.0)
+        Xx = xp.asarray(X)
+        g = Xx.T @ (Xx @ xp.asarray(w) - xp.asarray(y))
+        assert "xla_array_" not in xp.debug.mlir(g)
+        assert np.allclose(np.asarray(g), X.T @ (X @ w - y))
+        a = np.eye(4) * 3 + 1
+        assert np.allclose(np.asarray(xp.linalg.solve(xp.asarray(a), xp.ones(4))),
+                           np.linalg.solve(a, np.ones(4)))
+        print(sorted(k.kind for k in registry.KERNELS.values() if not k.available()),
+              registry.context() == "")
+    """, {"XLA_ARRAY_NATIVE": "0", "XLA_ARRAY_CACHE_DIR": "off"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["['lu_perm',", "'rowpass']", "True"]
+    assert "unavailable" not in r.stderr

@@ -1,0 +1,86 @@
+"""Rewrites of a planned graph before it is lowered: where a native kernel replaces XLA's ops.
+
+``apply(order, outputs)`` runs the selection rule of every kernel in use
+(``registry.Kernel.rule``) on the nodes of the op it may replace, in dependency order. A
+node a rule matches is lowered as a node of the kernel's op with the inputs and attributes the
+rule returned (the row pass: ``X.T @ f(X @ w)`` as one ``rowpass`` node reading X, w and the
+operands of ``f``); a node reading a replaced node is lowered reading its replacement. The
+recorded graph is never changed: the rewritten nodes are ``Rewritten`` stand-ins that live
+only while one module is lowered, so the structural key, the write-back and the user's
+Arrays all see the graph as recorded. Nodes the replacement no longer reads (``X @ w`` when
+no Array holds it) stay in the module; XLA drops what no output needs.
+
+``lower.lower`` calls it, so a materialization, ``xla_array.jit`` (and the text it
+serializes) and ``debug.mlir`` all lower the same rewritten module. A rule may look at the
+structure only (ops, attributes, shapes, dtypes, devices, which node feeds which, whether an
+input is a buffer or scalar parameter), never at values: the rewrite of a graph is then
+decided by its structural key and by which kernels are in use (``registry.context``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import registry
+
+__all__ = ["Rewritten", "apply"]
+
+
+class Rewritten:
+    """A node as lowered after a rewrite: a kernel's replacement for a recorded node, or a
+    recorded node reading one (same op and attributes, remapped inputs)."""
+
+    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "where")
+
+    def __init__(self, op: Any, inputs: tuple, attrs: Any, like: Any) -> None:
+        self.op, self.inputs, self.attrs = op, inputs, attrs
+        self.shape, self.dtype, self.device, self.where = (like.shape, like.dtype, like.device,
+                                                           like.where)
+
+    def __repr__(self) -> str:
+        return f"<rewritten {self.op.name} {self.dtype.name}{list(self.shape)}>"
+
+
+def _rules() -> dict[str, list[registry.Kernel]]:
+    rules: dict[str, list[registry.Kernel]] = {}
+    for k in registry.KERNELS.values():
+        if registry.in_use(k):
+            rules.setdefault(k.replaces, []).append(k)
+    return rules
+
+
+def apply(order: list, outputs: list) -> tuple[list, list]:
+    """(order, outputs) with every node a kernel in use replaces rewritten (the same lists
+    when nothing matched)."""
+    if not registry.KERNELS:
+        return order, outputs
+    rules = _rules()
+    if not rules:
+        return order, outputs
+    new: dict[int, Any] = {}  # id(recorded node) -> what is lowered in its place
+    out = []
+    for n in order:
+        rep = None
+        for k in rules.get(n.op.name, ()):
+            m = k.rule(n)
+            if m is not None:
+                inputs = tuple([new.get(id(x), x) for x in m[0]])
+                shape, dtype = k.op.infer(inputs, m[1])  # (validates the rule's result)
+                if shape != n.shape or dtype is not n.dtype:
+                    raise AssertionError(f"the {k.title} rewrote a {n.op.name} node of "
+                                         f"{n.dtype.name}{list(n.shape)} into one of "
+                                         f"{dtype.name}{list(shape)}")
+                rep = Rewritten(k.op, inputs, m[1], n)
+                break
+        if rep is None and new:
+            inputs = tuple([new.get(id(x), x) for x in n.inputs])
+            if any(a is not b for a, b in zip(inputs, n.inputs)):
+                rep = Rewritten(n.op, inputs, n.attrs, n)
+        if rep is None:
+            out.append(n)
+        else:
+            new[id(n)] = rep
+            out.append(rep)
+    if not new:
+        return order, outputs
+    return out, [new.get(id(o), o) for o in outputs]

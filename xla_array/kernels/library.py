@@ -1,0 +1,102 @@
+"""Loading the native kernels (``native/*.c``), which are built when the package is built.
+
+``setup.py`` compiles each ``native/<name>.c`` against the FFI header of the jaxlib present at
+build time (``jaxlib/include/xla/ffi/api/c_api.h``) into the shared library
+``xla_array/kernels/_<name>`` + the interpreter's extension suffix (a plain shared library
+that ctypes loads; it is no Python module). Nothing is compiled at run time: where the
+library is missing (no C compiler or no jaxlib when the package was built), cannot be loaded,
+or ``XLA_ARRAY_NATIVE=0`` asks for no native code, the kernel is unavailable and the graph
+keeps XLA's own ops, with the same results. Each library reports the FFI API version of the
+header it was built against when XLA registers its handlers, and XLA refuses an incompatible
+one (then the kernel is unavailable too). jaxlib itself stays in ``core/backend.py``
+(``register`` goes through it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.machinery
+import logging
+import os
+import threading
+from collections.abc import Callable
+
+from ..core import backend as _backend
+from ..core import flags as _flags
+
+__all__ = ["NativeLibrary", "handler_library", "library", "path", "register"]
+
+log = logging.getLogger("xla_array")
+
+
+def path(name: str) -> str | None:
+    """The built library of ``native/<name>.c`` (``_<name>.<suffix>`` beside this module), or
+    None if the package was built without it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        p = os.path.join(here, f"_{name}{suffix}")
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def library(name: str) -> ctypes.CDLL:
+    """The loaded library of ``native/<name>.c``; RuntimeError if there is none to load."""
+    if not _flags.get("native"):
+        raise RuntimeError("XLA_ARRAY_NATIVE=0")
+    p = path(name)
+    if p is None:
+        raise RuntimeError(f"xla_array was built without it (no C compiler, or no jaxlib "
+                           f"headers, when the package was built: reinstall with both to "
+                           f"get _{name})")
+    return ctypes.CDLL(p)
+
+
+class NativeLibrary:
+    """Whether one native kernel can be used here: ``load()`` (load the library, register its
+    handlers with XLA) runs once, by the first caller of ``available()``; a failure makes it
+    False (logged once, as a warning unless ``XLA_ARRAY_NATIVE=0`` asked for it)."""
+
+    def __init__(self, what: str, instead: str, load: Callable[[], None]) -> None:
+        self.what, self.instead, self._load = what, instead, load
+        self.ok: bool | None = None
+        self.error = ""
+        self._lock = threading.Lock()
+
+    def available(self) -> bool:
+        ok = self.ok
+        if ok is not None:
+            return ok
+        with self._lock:
+            if self.ok is None:
+                try:
+                    self._load()
+                    self.ok = True
+                except Exception as e:  # noqa: BLE001  (not built, not loadable, refused by XLA)
+                    level = logging.INFO if not _flags.get("native") else logging.WARNING
+                    log.log(level, "xla_array: %s unavailable (%s); using %s", self.what, e,
+                            self.instead)
+                    self.error = str(e)
+                    self.ok = False
+        return self.ok
+
+
+def handler_library(what: str, instead: str, name: str, symbol: str,
+                    target: str) -> NativeLibrary:
+    """The NativeLibrary of ``native/<name>.c``, which exports one handler ``symbol`` (an XLA
+    FFI handler, registered as CPU custom-call target ``target``) and ``<symbol>_abi()``, which
+    must return 1 (a library built from other sources is refused, never called)."""
+    def load() -> None:
+        lib = library(name)
+        if getattr(lib, f"{symbol}_abi")() != 1:
+            raise RuntimeError("unexpected kernel ABI version")
+        register(lib, symbol, target)
+    return NativeLibrary(what, instead, load)
+
+
+def register(lib: ctypes.CDLL, symbol: str, target: str) -> None:
+    """Register the handler ``symbol`` of ``lib`` as CPU custom-call target ``target``."""
+    address = ctypes.cast(getattr(lib, symbol), ctypes.c_void_p).value
+    if not address:
+        raise RuntimeError(f"the kernel library has no symbol {symbol}")
+    _backend.register_ffi(target, address)
