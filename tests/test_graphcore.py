@@ -100,7 +100,7 @@ def _step(rec, scalar_leaf, kind, a, b, i, j, keep):
     if kind == "sort" and a.shape:
         m = rec(ops["sort_multi"], (a, a), SortMulti(len(a.shape) - 1, False, True, 1))
         gets = [rec(ops["get"], (m,), _ops.Get(r)) for r in range(2)]
-        m.value = tuple(weakref.ref(g) for g in gets)
+        m.results = tuple(weakref.ref(g) for g in gets)
         keep += gets
         return gets[j % 2]
     if kind == "check":  # an index array checked by a run-time check (op.check)
@@ -155,7 +155,8 @@ def test_record_and_leaves_equal_the_python_reference():
         assert (r.op, r.inputs, r.attrs, r.shape, r.dtype, r.device) == (
             _ops.OPS["add"], (n, s), at, (4,), n.dtype, n.device)
         assert r.where == (__file__, line)
-        assert (r.depth, r.users, r.committed, r.buffer, r.value) == (1, 0, False, None, None)
+        assert (r.depth, r.users, r.committed, r.buffer, r.value, r.results) == (
+            1, 0, False, None, None, None)
         assert r.pending and not n.pending and not s.pending
     for leaf in (_graph.scalar_leaf, pure["scalar_leaf"]):
         s = leaf(3, n.dtype, n.device)

@@ -26,7 +26,7 @@ from jaxlib import xla_client as xc
 
 __all__ = [
     "JAXLIB_VERSION", "BackendError", "Executable", "block", "buffer_device", "client",
-    "compile", "copy_to_device", "cpu_features", "delete", "deserialize", "devices",
+    "compile", "copy_to_device", "cpu_features", "delete", "deserialize", "devices", "is_local",
     "from_dlpack", "is_deleted", "platforms", "put", "put_batch", "register_lapack",
     "register_ffi", "ffi_include_dir",
     "to_dlpack", "to_numpy",
@@ -151,8 +151,19 @@ def _make_cpu_client() -> Any:
 
 
 def devices(platform: str = "cpu") -> list[Any]:
-    """The PJRT devices of ``platform``'s client, in the client's order."""
-    return list(client(platform).local_devices())
+    """The PJRT devices of ``platform``'s client, in the client's order; after
+    ``xla_array.distributed.initialize``, every process's devices, by process (one global
+    order, the same in every process)."""
+    c = client(platform)
+    local = list(c.local_devices())
+    if c.process_index() == 0 and len(c.devices()) == len(local):
+        return local
+    return sorted(c.devices(), key=lambda d: (d.process_index, d.id))
+
+
+def is_local(device: Any) -> bool:
+    """Whether this process holds ``device`` (a PJRT device)."""
+    return bool(device.process_index == device.client.process_index())
 
 
 def platforms() -> list[str]:
@@ -431,7 +442,7 @@ def compile(text: str | bytes, devices: list[Any], *,
         exe = devices[0].client.compile_and_load(text, xc.DeviceList(tuple(devices)), opts)
     except _XLA_ERRORS as e:
         raise BackendError(str(e)) from None
-    return Executable(exe, devices)
+    return _executable(exe, devices, text)
 
 
 def deserialize(blob: bytes, devices: list[Any]) -> Executable:
@@ -441,6 +452,17 @@ def deserialize(blob: bytes, devices: list[Any]) -> Executable:
             blob, xc.DeviceList(tuple(devices)), _compile_options(devices, None))
     except _XLA_ERRORS as e:
         raise BackendError(str(e)) from None
+    return _executable(exe, devices, blob)
+
+
+# backend_distributed.initialize puts its SpanningExecutable class here: executables whose
+# devices belong to several processes check that every process runs the same program
+_SPANNING: list[Any] = []
+
+
+def _executable(exe: Any, devices: list[Any], text: str | bytes) -> Executable:
+    if _SPANNING and len({d.process_index for d in devices}) > 1:
+        return _SPANNING[0](exe, devices, text)  # type: ignore[no-any-return]
     return Executable(exe, devices)
 
 

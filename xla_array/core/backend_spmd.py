@@ -25,7 +25,7 @@ from . import backend as _backend
 from .backend import BackendError, _Aval, _Capsule, _HloSharding, _jax, xc
 
 __all__ = ["hlo", "global_sharding", "layout", "is_global", "tiles", "shard_slices",
-           "put_global", "shards", "gather", "derived_mesh", "sdy_mesh", "sdy_sharding"]
+           "put_global", "assemble", "shards", "gather", "derived_mesh", "sdy_mesh", "sdy_sharding"]
 
 _lock = threading.Lock()
 _GLOBAL: dict[tuple, Any] = {}
@@ -120,17 +120,27 @@ def shard_slices(hs: Any, ndev: int, shape: tuple) -> tuple:
 
 
 def put_global(x: np.ndarray, devices: tuple, hs: Any) -> Any:
-    """Copy host array ``x`` onto ``devices`` laid out as ``hs``: each device gets its piece."""
+    """Copy host array ``x`` onto ``devices`` laid out as ``hs``: each device gets its piece.
+
+    Over several processes (``xla_array.distributed``) each process passes the whole ``x`` and
+    puts only the pieces of its own devices."""
     x = np.asarray(x, order="C")  # (np.ascontiguousarray would make a 0-d array 1-d)
     slices = shard_slices(hs, len(devices), x.shape)
     pieces = [_backend.put(np.asarray(x[s], order="C") if x.ndim else x, d)
-              for s, d in zip(slices, devices)]
+              for s, d in zip(slices, devices) if _backend.is_local(d)]
+    return assemble(x.shape, x.dtype, devices, hs, pieces, x)
+
+
+def assemble(shape: tuple, dtype: np.dtype, devices: tuple, hs: Any, pieces: list,
+             x: np.ndarray | None = None) -> Any:
+    """A global buffer from this process's per-device ``pieces`` (one per local device of
+    ``devices``, in order); ``x``: the whole value, when known (kept for bfloat16/float8)."""
     host = None
-    if x.dtype in _BITCAST:  # reading back needs no program: keep a read-only host copy
+    if x is not None and dtype in _BITCAST:  # reading back needs no program: keep a host copy
         host = x.copy()
         host.flags.writeable = False
     try:
-        return xc.ArrayImpl(_Aval(x.shape, x.dtype, host), global_sharding(devices, hs), pieces,
+        return xc.ArrayImpl(_Aval(tuple(shape), dtype, host), global_sharding(devices, hs), pieces,
                             True, True)  # committed, skip checks (jaxlib's would import jax)
     except (xc.XlaRuntimeError, ValueError) as e:
         raise BackendError(str(e)) from None
@@ -163,6 +173,8 @@ def shards(buf: Any) -> list[tuple[Any, np.ndarray]]:
     try:
         buf.block_until_ready()
         for k in range(n):
+            if not _backend.is_local(devices[k]):  # another process's (distributed)
+                continue
             if k == 0:
                 piece = _first_piece(buf)
             else:
@@ -186,6 +198,12 @@ def gather(buf: Any) -> np.ndarray:
     shape = tuple(aval.shape)
     n = len(devices)
     replicated = tiles(hs, n, len(shape))[0] == "replicated"
+    if not replicated and not all(_backend.is_local(d) for d in devices):
+        held = sum(map(_backend.is_local, devices))
+        raise BackendError(f"this array (shape {shape}) is spread over the devices of several "
+                           f"processes and this process holds only {held} of its {n} pieces: "
+                           f"use xla_array.distributed.gather(x) for the whole value in every "
+                           f"process, or sharding.local_shards(x) for this process's pieces")
     if replicated and devices[0].platform == "cpu" and aval.dtype not in _BITCAST:
         out = _first_piece(buf)
         return out if out.dtype == aval.dtype else out.view(aval.dtype)

@@ -40,7 +40,7 @@ _CAPACITY: dict[Any, int | None] = {}
 class Device:
     """One device, e.g. ``Device('cpu', 0)``. Hashable; equal when platform and id are equal."""
 
-    __slots__ = ("platform", "id", "_pjrt", "_hash")
+    __slots__ = ("platform", "id", "_pjrt", "_hash", "_local")
     _spmd = False
 
     def __init__(self, platform: str, id: int, pjrt: Any) -> None:
@@ -48,6 +48,8 @@ class Device:
         self.id = id
         self._pjrt = pjrt
         self._hash = hash((platform, id))  # devices key every cache lookup: hash once
+        # False: another process's device (xla_array.distributed)
+        self._local = pjrt is None or _backend.is_local(pjrt)
 
     def __repr__(self) -> str:
         return f"Device('{self.platform}', {self.id})"
@@ -72,10 +74,19 @@ class Device:
 
     @property
     def _pjrt_devices(self) -> list[Any]:
+        if not self._local:
+            self._refuse()
         return [self._pjrt]
 
     def _put(self, x: np.ndarray, owned: bool = False) -> Any:
+        if not self._local:
+            self._refuse()
         return _backend.put(x, self._pjrt, owned=owned)
+
+    def _refuse(self) -> None:
+        raise ValueError(f"device {self} belongs to process {self._pjrt.process_index}; this "
+                         f"process can only compute on its own devices (arrays over every "
+                         f"process's devices live on a mesh: xla_array.distributed.from_local)")
 
     def _capacity(self) -> int | None:
         """The most bytes this device can hold (None if unknown); asked once per device."""
@@ -145,7 +156,8 @@ def default_device() -> Any:
     if _default_env:
         d = _check_default(target(_default_env))
     else:
-        d = devices("cuda" if "cuda" in _backend.platforms() else "cpu")[0]
+        d = next(d for d in devices("cuda" if "cuda" in _backend.platforms() else "cpu")
+                 if d._local)  # (several processes: this process's first device)
     with _lock:
         if not _default:
             _default.append(d)

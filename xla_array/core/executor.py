@@ -179,6 +179,8 @@ def backend_failure(what: str, err: Exception) -> Exception:
         asked = f"{int(m.group(1))} bytes" if m else "more memory than it has"
         return MemoryError(f"{what}: the device cannot allocate {asked} (XLA: "
                            f"{text.splitlines()[0][:200]})")
+    if isinstance(err, (ValueError, TimeoutError)):  # processes disagree (backend_distributed)
+        return type(err)(f"{what}: {text}")
     return CompileError(f"{what} failed: {text}")
 
 

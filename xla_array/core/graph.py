@@ -118,7 +118,7 @@ _SEQ = itertools.count(1)
 
 class Node:
     __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "value",
-                 "depth", "users", "where", "committed", "site", "seq", "__weakref__")
+                 "results", "depth", "users", "where", "committed", "site", "seq", "__weakref__")
 
     def __init__(self, op: OpDef, inputs: tuple, attrs: Any, shape: tuple, dtype: DType,
                  device: Any, depth: int, where: Any, committed: bool = False) -> None:
@@ -129,7 +129,9 @@ class Node:
         self.dtype = dtype
         self.device = device
         self.buffer: Any = None
-        self.value: Any = None
+        self.value: Any = None  # a scalar leaf's value (its runtime parameter); None otherwise
+        # a multi-result op's results: weak references to its ``get`` nodes (record_multi)
+        self.results: Any = None
         self.depth = depth
         self.users = 0  # number of Array handles on this node
         self.where = where  # (filename, lineno) of the user frame that recorded it
@@ -370,8 +372,8 @@ def plan_graph(roots: list[Node],
         if op.nout == 1:
             if (n.users > 0 or op.keep) and n is not r0 and n not in rs:
                 outs.append(n)
-        elif n.value is not None:  # a multi-result op: its results that are alive but not
-            for ref in n.value:    # reached from the roots are written back too (U, s, Vt)
+        elif n.results is not None:  # a multi-result op: its results that are alive but
+            for ref in n.results:    # not reached from the roots are written back too
                 g = ref()
                 if g is not None and g.buffer is None and g not in index:
                     index[g] = len(parts)

@@ -22,7 +22,8 @@
 
 typedef struct {
     PyObject_HEAD
-    PyObject *op, *inputs, *attrs, *shape, *dtype, *device, *buffer, *value, *where, *committed;
+    PyObject *op, *inputs, *attrs, *shape, *dtype, *device, *buffer, *value, *results, *where,
+        *committed;
     Py_ssize_t depth, users;
     PyObject *weakreflist;
     /* where, not computed yet: the user frame's code and its last instruction (bytes); the
@@ -58,6 +59,7 @@ node_alloc(PyObject *op, PyObject *inputs, PyObject *attrs, PyObject *shape, PyO
     n->device = Py_NewRef(device);
     n->buffer = Py_NewRef(Py_None);
     n->value = Py_NewRef(Py_None);
+    n->results = Py_NewRef(Py_None);
     n->where = Py_XNewRef(where);
     n->committed = Py_NewRef(committed);
     n->depth = depth;
@@ -81,6 +83,7 @@ node_traverse(NodeObject *n, visitproc visit, void *arg)
     Py_VISIT(n->device);
     Py_VISIT(n->buffer);
     Py_VISIT(n->value);
+    Py_VISIT(n->results);
     Py_VISIT(n->where);
     Py_VISIT(n->committed);
     Py_VISIT(n->code);
@@ -98,6 +101,7 @@ node_clear(NodeObject *n)
     Py_CLEAR(n->device);
     Py_CLEAR(n->buffer);
     Py_CLEAR(n->value);
+    Py_CLEAR(n->results);
     Py_CLEAR(n->where);
     Py_CLEAR(n->committed);
     Py_CLEAR(n->code);
@@ -173,7 +177,10 @@ static PyMemberDef node_members[] = {
     {"dtype", T_OBJECT_EX, offsetof(NodeObject, dtype), 0, NULL},
     {"device", T_OBJECT_EX, offsetof(NodeObject, device), 0, NULL},
     {"buffer", T_OBJECT_EX, offsetof(NodeObject, buffer), 0, NULL},
-    {"value", T_OBJECT_EX, offsetof(NodeObject, value), 0, NULL},
+    {"value", T_OBJECT_EX, offsetof(NodeObject, value), 0,
+     "a scalar leaf's value (its runtime parameter); None otherwise"},
+    {"results", T_OBJECT_EX, offsetof(NodeObject, results), 0,
+     "a multi-result op's results: weak references to its get nodes"},
     {"committed", T_OBJECT_EX, offsetof(NodeObject, committed), 0,
      "placed on its device on purpose, or computed from such an array"},
     {"depth", T_PYSSIZET, offsetof(NodeObject, depth), 0,
@@ -588,6 +595,19 @@ plan_node(PyObject *index, PyObject *parts, PyObject *order, PyObject *bufs, PyO
     return rc;
 }
 
+/* Append n to the outputs unless it is one of the roots (rs: their set, NULL for one root,
+ * which the caller has skipped already). */
+static int
+add_output(PyObject *outs, PyObject *rs, NodeObject *n)
+{
+    if (rs != NULL) {
+        int in = PySet_Contains(rs, (PyObject *)n);
+        if (in != 0)
+            return in < 0 ? -1 : 0;
+    }
+    return PyList_Append(outs, (PyObject *)n);
+}
+
 /* plan_graph(roots, writeback=True): the same result as _graph's pure-Python plan_graph
  * (see there). */
 static PyObject *
@@ -672,13 +692,7 @@ plan_graph(PyObject *mod, PyObject *args, PyObject *kwds)
                 goto done;
             int want = c != Py_None;
             Py_DECREF(c);
-            if (want && rs != NULL) {
-                int in = PySet_Contains(rs, (PyObject *)n);
-                if (in < 0)
-                    goto done;
-                want = !in;
-            }
-            if (want && PyList_Append(outs, (PyObject *)n) < 0)
+            if (want && add_output(outs, rs, n) < 0)
                 goto done;
             continue;
         }
@@ -702,16 +716,10 @@ plan_graph(PyObject *mod, PyObject *args, PyObject *kwds)
                 if (want < 0)
                     goto done;
             }
-            if (want && rs != NULL) {
-                int in = PySet_Contains(rs, (PyObject *)n);
-                if (in < 0)
-                    goto done;
-                want = !in;
-            }
-            if (want && PyList_Append(outs, (PyObject *)n) < 0)
+            if (want && add_output(outs, rs, n) < 0)
                 goto done;
-        } else if (n->value != Py_None) {
-            PyObject *it = PyObject_GetIter(n->value);
+        } else if (n->results != Py_None) {
+            PyObject *it = PyObject_GetIter(n->results);
             if (it == NULL)
                 goto done;
             PyObject *ref;

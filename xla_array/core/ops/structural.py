@@ -645,7 +645,7 @@ def record_multi(op: OpDef, inputs: tuple, attrs: tuple, keep: bool = True) -> l
     gets = [_graph.record(get, (m,), Get(i)) for i in range(len(op.results(inputs, attrs)))]
     # the op remembers its results weakly: a graph computing one of them also writes back the
     # live siblings (U, s, Vt = svd(x); float(s[0]) must not leave U and Vt to a second svd)
-    m.value = tuple([weakref.ref(g) for g in gets])
+    m.results = tuple([weakref.ref(g) for g in gets])
     return gets
 
 
