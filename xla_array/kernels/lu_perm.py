@@ -1,6 +1,7 @@
 """LU's pivots to a row permutation in a native kernel (``native/lu_perm_ffi.c``,
-``xla_array_lu_perm``): O(m) per matrix where the XLA loop of ``core/ops/linalg.py``'s
-``lu_permutation`` costs ~1-2 us per pivot on XLA:CPU.
+``xla_array_lu_perm``): O(m) per matrix and a few nanoseconds per pivot, where the XLA loop
+of ``core/ops/linalg.py``'s ``lu_permutation`` pays a loop iteration's overhead per pivot
+(figures in docs/architecture.md, "Native kernels").
 
 Its selection rule is a rewrite of the planned graph (``core/rewrite.py``): every
 ``lu_permutation`` node on a CPU device is lowered as ``lu_permutation_kernel`` (same input,

@@ -1,9 +1,9 @@
 /* XLA FFI handler turning LAPACK getrf's pivots into the row permutation they apply.
  *
  * Built with the package (setup.py) against jaxlib's FFI header, loaded and registered as the
- * CPU custom-call target xla_array_lu_perm by xla_array/kernels/lu_perm.py. XLA has no op for this sequential loop: as a
- * stablehlo.while it costs ~1-2 us per pivot on XLA:CPU (~1 ms for a 512x512 solve, a fifth of
- * it); here it is a few nanoseconds per pivot.
+ * CPU custom-call target xla_array_lu_perm by xla_array/kernels/lu_perm.py. XLA has no op for
+ * this sequential loop: as a stablehlo.while it pays a loop iteration's overhead per pivot
+ * (figures in docs/architecture.md, "Native kernels"); here it is a few nanoseconds per pivot.
  *
  * Operand: int32 pivots (batch..., k), 1-based as getrf writes them: row i was swapped with row
  * pivots[i] - 1, for i = 0, 1, ..., k - 1 in order. Result: int32 (batch..., m), the 0-based

@@ -468,8 +468,8 @@ XLA_FFI_Error *xa_rowpass(XLA_FFI_CallFrame *cf) {
     J->nchunks = (n + rows - 1) / rows;
     size_t item = f64 ? 8 : 4;
     /* Each chunk's partial g on whole cache lines of its own: sharing a line at the boundary
-     * between two chunks, run on two threads, made every block's update of g bounce it
-     * between the cores (two threads ~30% slower). */
+     * between two chunks, run on two threads, makes every block's update of g bounce it
+     * between the cores (false sharing: two threads ran slower than one). */
     J->pstride = (int64_t)(((size_t)d * item + 63) / 64 * 64 / item);
     if (posix_memalign(&J->partial, 64, (size_t)J->nchunks * (size_t)J->pstride * item) != 0) {
         free(J);
