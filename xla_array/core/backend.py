@@ -24,6 +24,8 @@ import numpy as np
 from jaxlib import version as _jaxlib_version
 from jaxlib import xla_client as xc
 
+from . import scipy_lapack as _scipy_lapack
+
 __all__ = [
     "JAXLIB_VERSION", "BackendError", "Executable", "block", "buffer_device", "client",
     "compile", "copy_to_device", "cpu_features", "delete", "deserialize", "devices", "is_local",
@@ -555,7 +557,7 @@ def register_lapack() -> None:
 
     Idempotent and thread-safe. The LAPACK routines come from SciPy's Cython modules
     ``scipy.linalg.cython_blas``/``cython_lapack``, which ``_lapack.initialize`` imports; see
-    ``_load_scipy_lapack`` for how that stays cheap.
+    ``scipy_lapack.preload`` for how that stays cheap.
     """
     global _LAPACK_DONE
     if _LAPACK_DONE:
@@ -566,76 +568,11 @@ def register_lapack() -> None:
         from jaxlib import lapack
         from jaxlib.cpu import _lapack
 
-        _load_scipy_lapack()
+        _scipy_lapack.preload()
         _lapack.initialize()  # without it the kernels segfault
         for name, fn, api_version in lapack.registrations()["cpu"]:
             xc.register_custom_call_target(name, fn, platform="cpu", api_version=api_version)
         _LAPACK_DONE = True
-
-
-def _load_scipy_lapack() -> None:
-    """Load ``scipy.linalg.cython_blas`` and ``cython_lapack`` without importing the
-    ``scipy.linalg`` package, when it is not imported yet: importing a submodule runs its
-    package's ``__init__`` first, and ``scipy.linalg``'s imports most of SciPy's array-API
-    layer (~0.3-0.5 s, the bulk of a first ``solve`` with a warm compile cache), while the two
-    extension modules load in a few ms. They stay in ``sys.modules`` under their own names
-    (Cython modules load once per process), so a later ``import scipy.linalg`` finds them
-    there, and ``_Adopt`` makes them its attributes as an ordinary import would. Any failure
-    leaves it to the ordinary import in ``_lapack.initialize``."""
-    import importlib.machinery
-    import importlib.util
-    import sys
-    if "scipy.linalg" in sys.modules:
-        return
-    try:
-        import scipy
-        folder = os.path.join(os.path.dirname(scipy.__file__), "linalg")
-        for name in ("cython_blas", "cython_lapack"):
-            full = f"scipy.linalg.{name}"
-            if full in sys.modules:
-                continue
-            path = next(p for p in (os.path.join(folder, name + suffix) for suffix in
-                                    importlib.machinery.EXTENSION_SUFFIXES) if os.path.exists(p))
-            spec = importlib.util.spec_from_file_location(full, path)
-            if spec is None or spec.loader is None:
-                return
-            module = importlib.util.module_from_spec(spec)
-            sys.modules[full] = module
-            try:
-                spec.loader.exec_module(module)
-            except BaseException:
-                del sys.modules[full]
-                raise
-        sys.meta_path.insert(0, _Adopt())
-    except Exception:  # noqa: BLE001  (any layout or loading problem: the ordinary import)
-        return
-
-
-class _Adopt:
-    """A one-shot import hook: when ``scipy.linalg`` is imported after ``_load_scipy_lapack``,
-    its module gets the two preloaded submodules as attributes once its ``__init__`` ran
-    (``scipy.linalg.cython_blas`` works as after an ordinary import)."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        import importlib.util
-        import sys
-        if name != "scipy.linalg":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        loader = getattr(spec, "loader", None)
-        run = getattr(loader, "exec_module", None)
-        if run is None:
-            return spec
-
-        def exec_module(module: Any) -> None:
-            run(module)
-            for child in ("cython_blas", "cython_lapack"):
-                sub = sys.modules.get(f"scipy.linalg.{child}")
-                if sub is not None and not hasattr(module, child):
-                    setattr(module, child, sub)
-        loader.exec_module = exec_module  # type: ignore[union-attr]
-        return spec
 
 
 def ffi_include_dir() -> str:
