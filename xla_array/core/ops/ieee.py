@@ -343,19 +343,45 @@ def _half_exp(e: Emitter, ax: str, s: tuple, d: DType) -> str:
     return select(e, _lt(e, ax, _LN_MAX, s, d), one, _exp_halves(e, ax, s, d), s, d)
 
 
+# tanh below 1.25: Chebyshev interpolants (scripts/fit_tanh.py, mpmath at 50 digits) of
+# (tanh(a) / a - 1) / a**2 in a**2 on [0, 0.625] and of (tanh(0.9375 + y) - tanh(0.9375)) / y on
+# [-0.3125, 0.3125]; each adds a small correction to an exact or two-part leading term, so the
+# result is within one ulp of the true value (fdlibm's -t / (t + 2) with t = expm1(-2|x|) was up
+# to 2.1 ulp from it below 1, and NumPy's own SIMD tanh is up to 1.2). From 1.25 on,
+# 1 - 2 / (exp(2|x|) + 1) is within one ulp too (0.85 at most, measured).
+_TANH_SMALL = (-0.3333333333333333, 0.13333333333333042, -0.05396825396789699,
+               0.021869488519008305, -0.008863235103240878, 0.0035921217511549622,
+               -0.0014557754120478055, 0.0005896606577757043, -0.0002375906496055562,
+               9.257116129556769e-05, -3.12011014257974e-05, 6.485163482793113e-06)
+_TANH_MID = (0.4611390041057729, -0.33850900949275736, 0.09477682162950617, 0.04326337102074014,
+             -0.053103148957805296, 0.017037963145435642, 0.006324161976086191,
+             -0.008643878889852328, 0.0029541193599769183, 0.0009281778267256964,
+             -0.0014031123578773634, 0.0005087706166668913, 0.00013643064475992852,
+             -0.0002280333845475696, 7.313912459531309e-05, 2.432410767209737e-05)
+_TANH_MID_AT, _TANH_MID_HI, _TANH_MID_LO = 0.9375, 0.7340715196043415, 2.1218821924074105e-17
+
+
 def _tanh(e: Emitter, a: list, s: tuple, d: DType) -> str:
-    """fdlibm: ``1 - 2 / (expm1(2|x|) + 2)`` for ``|x| >= 1``, else ``-t / (t + 2)`` with
-    ``t = expm1(-2|x|)``; 1 from 22 on."""
+    """``|x| + |x|**3 P(x**2)`` below 0.625, ``tanh(0.9375)`` (in two parts) plus ``y Q(y)``
+    with ``y = |x| - 0.9375`` (exact) below 1.25, ``1 - 2 / (exp(2|x|) + 1)`` below 22, then
+    1."""
     x = a[0]
     ax = _op(e, "stablehlo.abs", [x], s, d)
-    two = _k(e, 2.0, s, d)
-    big = _lt(e, ax, 1.0, s, d)
-    t = _expm1(e, [_op(e, "stablehlo.multiply", [ax, select(
-        e, big, _k(e, -2.0, s, d), _k(e, 2.0, s, d), s, d)], s, d)], s, d)
-    q = divide(e, select(e, big, _op(e, "stablehlo.negate", [t], s, d), two, s, d),
-               _add(e, t, two, s, d), s, d)
-    r = select(e, big, q, _sub(e, _k(e, 1.0, s, d), q, s, d), s, d)
-    r = select(e, _lt(e, ax, 22.0, s, d), r, _k(e, 1.0, s, d), s, d)  # NaN: 1 - NaN, kept
+    mul = "stablehlo.multiply"
+    z = _op(e, mul, [ax, ax], s, d)
+    small = _add(e, ax, _op(e, mul, [ax, _op(e, mul, [z, _horner(e, z, _TANH_SMALL, s, d)], s, d)],
+                            s, d), s, d)
+    y = _sub(e, ax, _k(e, _TANH_MID_AT, s, d), s, d)
+    # the low part hidden: XLA would fold hi + (lo + v) into (hi + lo) + v = hi + v
+    lo = hidden(e, _k(e, _TANH_MID_LO, s, d), ax, s, d)
+    mid = _add(e, _k(e, _TANH_MID_HI, s, d), _add(e, lo, _op(
+        e, mul, [y, _horner(e, y, _TANH_MID, s, d)], s, d), s, d), s, d)
+    one = _k(e, 1.0, s, d)
+    ex = _op(e, "stablehlo.exponential", [_mul(e, ax, 2.0, s, d)], s, d)
+    big = _sub(e, one, divide(e, _k(e, 2.0, s, d), _add(e, ex, one, s, d), s, d), s, d)
+    r = select(e, _lt(e, ax, 1.25, s, d), mid, big, s, d)
+    r = select(e, _lt(e, ax, 0.625, s, d), small, r, s, d)
+    r = select(e, _lt(e, ax, 22.0, s, d), r, one, s, d)  # NaN: kept below
     r = select(e, compare(e, "NE", x, x, s, d), x, r, s, d)
     return _signed(e, x, ax, r, 2.0 ** -55, s, d)
 
