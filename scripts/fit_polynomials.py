@@ -1,14 +1,16 @@
-"""Derive the polynomial coefficients of xla_array's float64 ``tanh`` below 1
-(``xla_array/core/ops/ieee.py``: ``_TANH_SMALL``, ``_TANH_MID``) and check them.
+"""Derive the polynomial coefficients of xla_array's float64 ``tanh``, ``sinh``, ``cosh`` and
+double-double ``exp``/``log`` (``xla_array/core/ops/ieee.py``: ``_TANH_SMALL``, ``_TANH_MID``,
+``_EXP_P``, ``_SINH_P``, ``_COSH_P``, ``_ATANH_T``) and check the ``tanh`` ones.
 
 A development tool, not used at run time; needs ``mpmath``::
 
-    python3 scripts/fit_tanh.py
+    python3 scripts/fit_polynomials.py
 
 Each polynomial interpolates its function at Chebyshev nodes, solved at 50 digits and rounded to
-float64; the check evaluates the float64 forms the lowering builds (Horner, no fused
-multiply-add) over random arguments and prints the largest distance from the true value in ulp
-(the long double ``tanh`` where it is wider than float64).
+float64; the check evaluates the float64 forms the lowering builds for ``tanh`` below 1.25
+(Horner, no fused multiply-add) over random arguments and prints the largest distance from the
+true value in ulp (the long double ``tanh`` where it is wider than float64). The functions built
+on them are checked by tests/test_rounding.py (``test_within_one_ulp_of_the_true_value``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,38 @@ def mid(y):
     return (mp.tanh(MID_AT + y) - mp.tanh(MID_AT)) / y
 
 
+def exp_p(r):
+    """``(e**r - 1 - r) / r**2``, on ``[-ln2 / 2, ln2 / 2]`` (a little wider)."""
+    if abs(r) < mp.mpf(10) ** -30:
+        return mp.mpf(1) / 2
+    return (mp.exp(r) - 1 - r) / r ** 2
+
+
+def sinh_p(z):
+    """``(sinh(a) / a - 1) / a**2`` in ``z = a**2``."""
+    if z == 0:
+        return mp.mpf(1) / 6
+    a = mp.sqrt(z)
+    return (mp.sinh(a) / a - 1) / z
+
+
+def cosh_p(z):
+    """``(cosh(a) - 1) / a**2`` in ``z = a**2``."""
+    if z == 0:
+        return mp.mpf(1) / 2
+    a = mp.sqrt(z)
+    return (mp.cosh(a) - 1) / z
+
+
+def atanh_t(w):
+    """``(atanh(r) / r - 1) / r**2`` in ``w = r**2`` (``log(1 + F) = 2 atanh(F / (2 + F))``,
+    ``|F / (2 + F)| <= 0.1716`` for ``1 + F`` in ``[sqrt(1/2), sqrt(2))``)."""
+    if w == 0:
+        return mp.mpf(1) / 3
+    r = mp.sqrt(w)
+    return (mp.atanh(r) / r - 1) / w
+
+
 def horner(w, coefs):
     acc = np.full_like(w, coefs[-1])
     for c in reversed(coefs[:-1]):
@@ -63,6 +97,12 @@ def main() -> None:
     print("_TANH_SMALL =", tuple(p))
     print("_TANH_MID =", tuple(q))
     print("_TANH_MID_AT, _TANH_MID_HI, _TANH_MID_LO =", float(MID_AT), hi, lo)
+    half_ln2 = mp.log(2) / 2 * mp.mpf("1.0001")
+    print("_EXP_P =", tuple(float(c) for c in chebyshev_fit(exp_p, -half_ln2, half_ln2, 11)))
+    print("_SINH_P =", tuple(float(c) for c in chebyshev_fit(sinh_p, mp.mpf(0), mp.mpf(1), 7)))
+    print("_COSH_P =", tuple(float(c) for c in chebyshev_fit(cosh_p, mp.mpf(0), mp.mpf(1), 7)))
+    print("_ATANH_T =", tuple(float(c) for c in chebyshev_fit(atanh_t, mp.mpf(0),
+                                                                mp.mpf("0.0295"), 7)))
     rng = np.random.default_rng(0)
     a = np.concatenate([rng.uniform(0, 0.625, 300000), rng.uniform(0, 1e-3, 30000)])
     b = rng.uniform(0.625, 1.25, 300000)
