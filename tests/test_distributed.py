@@ -91,6 +91,80 @@ def _values(out: dict) -> None:
         except (RuntimeError, ValueError) as e:
             checks[name] = kind in str(e)
     out["checks"] = checks
+    out["data_dependent"] = _data_dependent(mesh, me, n)
+
+
+def _data_dependent(mesh, me: int, n: int) -> dict:
+    """Data-dependent shapes on global arrays (each process holds half): every result equals
+    NumPy's on the whole value; "ok", or what went wrong."""
+    import xla_array as xp
+    from xla_array import distributed as dist
+    from xla_array import sharding as S
+    rows = S.NamedSharding(mesh, ("p", None))
+    vec = S.NamedSharding(mesh, ("p",))
+    full = np.random.default_rng(1).integers(-2, 3, (8, 3)).astype(np.float32)  # ties, zeros
+    flat = full.ravel()
+    X = dist.from_local(full[me * 8 // n:(me + 1) * 8 // n], rows)
+    v = dist.from_local(flat[me * 24 // n:(me + 1) * 24 // n], vec)
+    Z = dist.from_local(np.zeros((8 // n, 3), np.float32), rows)
+    iv = np.array([7, 0, 3, 3, 5, 1, 6, 2], np.int64)
+    idx = dist.from_local(iv[me * 8 // n:(me + 1) * 8 // n], vec)
+    xp.materialize(idx)  # computed: its bounds are checked at once
+    m = full > 0
+    filled = full.copy()
+    filled[m] = np.arange(m.sum())
+    uv, ui, uinv, uc = np.unique(flat, return_index=True, return_inverse=True,
+                                 return_counts=True)
+    G = dist.gather
+
+    def setitem_counted():
+        Y = X + 0.0
+        Y[Y > 0] = xp.arange(int(m.sum()), dtype=xp.float32, device=mesh)
+        return Y
+
+    def setitem_scalar():  # lazy: where(mask, 0, x), no count needed
+        Y = X + 0.0
+        Y[Y > 0] = 0.0
+        return Y
+
+    cases = {
+        "unique_values": (lambda: G(xp.unique_values(v)), uv),
+        "unique_counts": (lambda: [G(a) for a in xp.unique_counts(v)], [uv, uc]),
+        "unique_inverse": (lambda: [G(a) for a in xp.unique_inverse(X)],
+                           [uv, uinv.reshape(full.shape)]),
+        "unique_all": (lambda: [G(a) for a in xp.unique_all(v)], [uv, ui, uinv, uc]),
+        "unique_one_value": (lambda: G(xp.unique_values(Z)), np.zeros(1, np.float32)),
+        "unique_held_whole": (lambda: np.asarray(xp.unique_values(v)), uv),
+        "nonzero": (lambda: [G(a) for a in xp.nonzero(X)], list(np.nonzero(full))),
+        "nonzero_none": (lambda: [G(a) for a in xp.nonzero(Z)],
+                         [np.zeros(0, np.int64)] * 2),
+        "argwhere": (lambda: G(xp.stack(xp.nonzero(X), axis=1)), np.argwhere(full)),
+        "where_condition_only": (lambda: [G(a) for a in xp.where(X > 0)],
+                                 list(np.nonzero(m))),
+        "count_nonzero": (lambda: int(xp.count_nonzero(X)), np.count_nonzero(full)),
+        "searchsorted": (lambda: G(xp.searchsorted(xp.sort(v), v, side="right")),
+                         np.searchsorted(np.sort(flat), flat, side="right")),
+        "repeat": (lambda: G(xp.repeat(v, xp.astype(v > 0, xp.int64) * 2)),
+                   np.repeat(flat, (flat > 0) * 2)),
+        "index_computed_int": (lambda: G(X[idx]), full[iv]),
+        "mask": (lambda: G(X[X > 0]), full[m]),
+        "mask_rows": (lambda: G(X[X[:, 0] > 0]), full[full[:, 0] > 0]),
+        "mask_rows_slice": (lambda: G(X[X[:, 0] > 0, 1:]), full[full[:, 0] > 0, 1:]),
+        "mask_none_true": (lambda: G(X[X > 100]), full[full > 100]),
+        "mask_setitem_counted": (lambda: G(setitem_counted()), filled),
+        "mask_setitem_where": (lambda: G(setitem_scalar()), np.where(m, 0, full)),
+    }
+    report = {}
+    for name, (fn, want) in cases.items():
+        try:
+            got = fn()
+            pairs = zip(got, want) if isinstance(want, list) else [(got, want)]
+            report[name] = "ok" if all(
+                np.shape(g) == np.shape(w) and np.array_equal(g, w) for g, w in pairs) \
+                else f"wrong values: {got} instead of {want}"
+        except Exception as e:  # noqa: BLE001  (reported to the test)
+            report[name] = f"{type(e).__name__}: {e}"
+    return report
 
 
 def _mismatch(out: dict) -> None:
@@ -132,6 +206,21 @@ def _dead_peer(out: dict) -> None:
     out["seconds"] = time.monotonic() - t
 
 
+def _coordinator_dies(out: dict) -> None:
+    import xla_array as xp
+    from xla_array import distributed as dist
+    from xla_array import sharding as S
+    dist.initialize(timeout=10)
+    me = dist.process_index()
+    X = dist.from_local(np.arange(4.0, dtype=np.float32),
+                        S.NamedSharding(S.make_mesh((2,), ("p",)), ("p",)))
+    out["first"] = float(xp.sum(X))
+    print(json.dumps(out), flush=True)
+    if me == 0:
+        os.kill(os.getpid(), 9)  # the coordinator's process is killed
+    time.sleep(30)  # (process 1: ended by XLA's runtime, or by the launcher)
+
+
 def _docs_example(out: dict) -> None:
     path = os.path.join(ROOT, "docs", "distributed.md")
     with open(path) as f:
@@ -141,7 +230,7 @@ def _docs_example(out: dict) -> None:
 
 
 MODES = {"values": _values, "mismatch": _mismatch, "dead_peer": _dead_peer,
-         "docs": _docs_example}
+         "coordinator_dies": _coordinator_dies, "docs": _docs_example}
 
 
 # ------------------------------------------------------------------ pytest side
@@ -193,6 +282,23 @@ def test_two_processes(name):
     for pid, report in _values_reports().items():
         assert report.get("error") is None, report.get("error")
         assert report["checks"][name], f"process {pid}: {report['checks']}"
+
+
+DATA_DEPENDENT = ["unique_values", "unique_counts", "unique_inverse", "unique_all",
+                  "unique_one_value", "unique_held_whole", "nonzero", "nonzero_none", "argwhere",
+                  "where_condition_only", "count_nonzero", "searchsorted", "repeat",
+                  "index_computed_int", "mask", "mask_rows", "mask_rows_slice",
+                  "mask_none_true", "mask_setitem_counted", "mask_setitem_where"]
+
+
+@pytest.mark.parametrize("name", DATA_DEPENDENT)
+def test_two_processes_data_dependent_shapes(name):
+    """Values equal to NumPy's on the gathered array in every process (a device mask or a
+    computed index array over several processes is gathered in the program that computes it:
+    api/advanced_indexing.py)."""
+    results = {pid: r["data_dependent"][name] for pid, r in _values_reports().items()}
+    for pid, r in results.items():
+        assert r == "ok", f"process {pid}: {r}"
 
 
 def test_mismatched_programs_raise_valueerror_naming_the_line():
@@ -248,6 +354,16 @@ def test_launcher_ends_the_others_when_one_fails(tmp_path):
     assert time.monotonic() - t < 30
 
 
+def test_launcher_names_the_coordinator_when_it_dies():
+    t = time.monotonic()
+    rc, reports, log = _launch("coordinator_dies")
+    assert rc == 128 + 9, log
+    assert [reports[i].get("first") for i in (0, 1)] == [12.0, 12.0], log
+    assert "[launch] process 0 (it hosts the coordinator) exited with signal 9 (SIGKILL)" \
+        in log, log
+    assert time.monotonic() - t < 25, log
+
+
 def test_docs_example_runs_under_the_launcher():
     rc, _reports, log = _launch("docs")
     assert rc == 0, log
@@ -286,6 +402,15 @@ elif mode == "bad_args":
     expect("type", lambda: dist.initialize("127.0.0.1:5", 2.0, 0), TypeError, "int")
     expect("timeout", lambda: dist.initialize("127.0.0.1:5", 2, 0, timeout=0), ValueError,
            "timeout")
+    expect("platform", lambda: dist.initialize("127.0.0.1:5", 2, 0, platform="tpu"),
+           ValueError, "platform")
+    expect("ids_need_cuda", lambda: dist.initialize("127.0.0.1:5", 2, 0, local_device_ids=[0]),
+           ValueError, "platform='cuda'")
+    from xla_array.core import backend_cuda
+    if backend_cuda._cuda_plugin() is None:  # (the guard; with a plugin: the GPU tests' job)
+        expect("cuda_without_plugin", lambda: dist.initialize("127.0.0.1:5", 2, 0,
+                                                              platform="cuda"),
+               RuntimeError, "jax-cuda12-pjrt")
     out["not_initialized"] = [dist.process_index(), dist.process_count(),
                               dist.is_initialized()]
 elif mode == "unreachable":
@@ -293,6 +418,13 @@ elif mode == "unreachable":
     expect("unreachable", lambda: dist.initialize(sys.argv[2], 2, 1, timeout=2), TimeoutError,
            sys.argv[2])
     out["seconds"] = time.monotonic() - t
+elif mode == "wrong_count":  # 3 processes declared, 2 started
+    t = time.monotonic()
+    expect("wrong_count", lambda: dist.initialize(sys.argv[2], 3, int(sys.argv[3]), timeout=3),
+           TimeoutError, f"coordinator at {sys.argv[2]}, but not all 3 processes joined")
+    out["seconds"] = time.monotonic() - t
+    expect("again", lambda: dist.initialize(sys.argv[2], 3, int(sys.argv[3])), RuntimeError,
+           "already")
 elif mode == "single":
     dist.initialize()
     import xla_array as xp
@@ -328,6 +460,38 @@ def test_unreachable_coordinator_is_a_timeout_naming_the_address():
     r = _rules("unreachable", addr)
     assert r["unreachable"] == "ok", r
     assert r["seconds"] < 20
+
+
+def test_cuda_client_needs_the_plugin(monkeypatch):
+    """The multi-process CUDA path (untestable without a GPU) is guarded: no plugin, a
+    RuntimeError saying what to install, before any distributed client is touched."""
+    from xla_array.core import backend_cuda
+    monkeypatch.setattr(backend_cuda, "_cuda_plugin", lambda: None)
+    with pytest.raises(RuntimeError, match="jax-cuda12-pjrt or jax-cuda13-pjrt"):
+        backend_cuda.require_cuda_plugin()
+    with pytest.raises(RuntimeError, match="platform='cuda' needs jaxlib's CUDA PJRT plugin"):
+        backend_cuda.distributed_cuda_client(object(), 0, 2, [0])
+    assert backend_cuda.load_cuda_client() is None  # single process: silently CPU only
+
+
+def test_wrong_process_count_is_a_timeout_naming_the_address():
+    addr = f"127.0.0.1:{_free_port()}"
+    procs = [subprocess.Popen([sys.executable, "-c", _RULES, "wrong_count", addr, str(i)],
+                              cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i in range(2)]
+    try:
+        outs = [p.communicate(timeout=HARD_TIMEOUT) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    for p, (so, se) in zip(procs, outs):
+        lines = [ln for ln in so.splitlines() if ln.startswith("{")]
+        assert p.returncode == 0 and lines, so[-2000:] + se[-3000:]
+        r = json.loads(lines[-1])
+        assert r["wrong_count"] == "ok" and r["again"] == "ok", r
+        assert 3 <= r["seconds"] < 3 + 5, r  # the timeout, plus a little
 
 
 def test_single_process_without_variables_and_twice():

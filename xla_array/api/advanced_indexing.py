@@ -47,6 +47,7 @@ from ..core import backend as _backend
 from ..core import dtypes as _dtypes
 from ..core import flags as _flags
 from ..core import metrics as _metrics
+from ..core import spmd as _spmd
 from ..core.executor import materialize_nodes
 from ..core.graph import SCALAR, Node, Placeholder, record, scalar_leaf
 from ..core.ops.indexing import INDEX_CHECK, Gather, IndexCheck, IndexNorm, Scatter, index_error
@@ -66,7 +67,8 @@ def checked_indices(node: Node, size: int, axis: int) -> Node:
     if not _flags._values["check_indices"]:
         return node
     b = node.buffer
-    if node.op is SCALAR or (b is not None and type(b) is not Placeholder):
+    if node.op is SCALAR or (b is not None and type(b) is not Placeholder
+                             and not _spans_processes(node)):
         a = np.asarray(node.value if node.op is SCALAR else _backend.to_numpy(b))
         if a.size:
             lo, hi = a.min(), a.max()
@@ -168,8 +170,24 @@ def _expand(x_shape: tuple, key: Any) -> list:
     return out
 
 
+def _spans_processes(node: Node) -> bool:
+    """Whether ``node`` lives on a mesh with devices of other processes (distributed)."""
+    devs = getattr(node.device, "device_list", None)
+    return devs is not None and not all(d._local for d in devs)
+
+
+def _whole(node: Node) -> Node:
+    """``node``, laid out whole on every device when its mesh spans processes: every
+    process indexes with the same mask, so each needs all of it (one all-gather, in the
+    executable that computes the mask)."""
+    if not _spans_processes(node):
+        return node
+    return record(_spmd.CONSTRAINT, (node,), _spmd.ShardingConstraint(((),) * len(node.shape)))
+
+
 def _to_host(nodes: list[Node]) -> list[np.ndarray]:
     """Materialize the device masks of a key (nothing else) and copy them to the host."""
+    nodes = [_whole(n) for n in nodes]
     materialize_nodes(nodes, "boolean_index")
     out = []
     for n in nodes:

@@ -7,6 +7,10 @@ XLA's distributed runtime: process 0 hosts the coordination service
 (``make_cpu_client(distributed_client=..., node_id=..., num_nodes=..., collectives=...)``): its
 ``devices()`` are every process's devices, its ``local_devices()`` this process's. The client
 is installed as ``backend``'s CPU client, so every later array and executable uses it.
+With ``platform="cuda"`` (one process per GPU) the CUDA plugin's client is made with the
+distributed client instead (``backend_cuda.distributed_cuda_client``: NCCL collectives; not
+run here, there being no GPU) and installed as ``backend``'s CUDA client; the CPU client then
+stays this process's own.
 
 Executables whose devices span processes (``SpanningExecutable``) check, before each run,
 through the coordinator's key-value store, that every process runs the same program at the
@@ -27,12 +31,14 @@ from typing import Any
 import numpy as np
 
 from . import backend as _backend
+from . import backend_cuda as _cuda
 from .backend import BackendError, Executable, _jax, xc
 
 __all__ = ["State", "initialize", "shutdown", "state", "ProgramMismatch", "PeerTimeout",
            "SpanningExecutable"]
 
 _KV_PREFIX = "xla_array"
+_JOIN_BACKSTOP = 3600  # seconds added to XLA's own join deadlines (see initialize)
 
 
 class ProgramMismatch(BackendError, ValueError):
@@ -47,7 +53,8 @@ class State:
     """The distributed runtime of this process (one per process, for its lifetime)."""
 
     def __init__(self, address: str, num_processes: int, process_id: int, timeout: float,
-                 service: Any, client: Any, cpu: Any) -> None:
+                 service: Any, client: Any, cpu: Any, platform: str = "cpu") -> None:
+        self.platform = platform  # whose client spans the processes: "cpu" or "cuda"
         self.address = address
         self.num_processes = num_processes
         self.process_id = process_id
@@ -61,6 +68,7 @@ class State:
 
 
 _STATE: list[State] = []
+_ABANDONED: list[Any] = []  # the service and client of a join that timed out (see _connect)
 _ENDED: list[bool] = []
 
 
@@ -74,55 +82,118 @@ def _err_text(e: Exception) -> str:
 
 
 def initialize(address: str, num_processes: int, process_id: int, *,
-               local_device_count: int | None, timeout: float) -> State:
+               local_device_count: int | None, timeout: float, platform: str = "cpu",
+               local_device_ids: list[int] | None = None) -> State:
     """Start (process 0) or join the coordination service at ``address`` and make the CPU
-    client over every process's devices. RuntimeError when a CPU client exists already."""
+    (or CUDA) client over every process's devices. RuntimeError when that platform's client
+    exists already, or (CUDA) when the plugin is missing."""
     with _backend._LOCK:
         if _STATE or _ENDED:
             raise RuntimeError("xla_array.distributed.initialize() was already called in this "
                                "process (it runs once per process; shutdown() ends it for good)")
-        if "cpu" in _backend._CLIENTS:
+        if platform == "cuda":
+            _cuda.require_cuda_plugin()  # before any network: RuntimeError naming the package
+            if _backend._PLATFORMS is not None:
+                raise RuntimeError("xla_array.distributed.initialize(platform='cuda') must be "
+                                   "called before the first array is created (or devices "
+                                   "are listed): this process already looked for its GPUs")
+        elif "cpu" in _backend._CLIENTS:
             raise RuntimeError("xla_array.distributed.initialize() must be called before the "
                                "first array is created (or devices are listed): this process "
                                "already made its single-process CPU client")
         ms = max(1, int(timeout))
+        # XLA's own deadlines for joining are a backstop well past ``timeout``: when one of
+        # them passes, its connect() does not return an error but ends the process (see
+        # _connect); ``timeout`` itself is kept here, in Python
+        backstop = ms + _JOIN_BACKSTOP
         service = None
         if process_id == 0:
             try:
                 service = _jax.get_distributed_runtime_service(
-                    address, num_processes, heartbeat_timeout=ms, cluster_register_timeout=ms,
-                    shutdown_timeout=ms, recoverable=True)
+                    address, num_processes, heartbeat_timeout=ms,
+                    cluster_register_timeout=backstop, shutdown_timeout=ms, recoverable=True)
             except _backend._XLA_ERRORS as e:
                 raise RuntimeError(f"cannot start the coordinator at {address}: "
                                    f"{_err_text(e)}") from None
+        deadline = time.monotonic() + timeout
         if process_id != 0:  # XLA aborts the process when connect() finds nobody: ask first
             _wait_reachable(address, process_id, num_processes, timeout)
         try:
             client = _jax.get_distributed_runtime_client(
-                address, process_id, init_timeout=ms, shutdown_timeout=ms,
+                address, process_id, init_timeout=backstop, shutdown_timeout=ms,
                 heartbeat_timeout=ms, shutdown_on_destruction=False)
-            client.connect()
         except _backend._XLA_ERRORS as e:
-            if service is not None:
-                service.shutdown()
-            raise TimeoutError(
-                f"process {process_id} could not join the coordinator at {address} with "
-                f"{num_processes} processes within {ms} s (is the address right, is process 0 "
-                f"running, and did all {num_processes} processes start?): "
-                f"{_err_text(e)}") from None
-        try:
-            collectives = _jax.make_gloo_tcp_collectives(distributed_client=client)
-            cpu = xc.make_cpu_client(asynchronous=True, distributed_client=client,
-                                     node_id=process_id, num_nodes=num_processes,
-                                     collectives=collectives, num_devices=local_device_count)
-        except _backend._XLA_ERRORS as e:
-            raise RuntimeError(f"cannot make the distributed CPU client: {_err_text(e)}") from None
-        st = State(address, num_processes, process_id, float(timeout), service, client, cpu)
-        _backend._CLIENTS["cpu"] = cpu
+            raise RuntimeError(f"cannot make the client of the coordinator at {address}: "
+                               f"{_err_text(e)}") from None
+        _ABANDONED.append((service, client))  # kept alive while connect() may be pending
+        _connect(client, address, process_id, num_processes, timeout, deadline)
+        _ABANDONED.clear()
+        if platform == "cuda":
+            gpu = _cuda.distributed_cuda_client(client, process_id, num_processes,
+                                                local_device_ids)
+            st = State(address, num_processes, process_id, float(timeout), service, client, gpu,
+                       "cuda")
+            _backend._CLIENTS["cuda"] = gpu
+            _backend._PLATFORMS = ["cpu", "cuda"]  # (no second, single-process CUDA client)
+        else:
+            try:
+                collectives = _jax.make_gloo_tcp_collectives(distributed_client=client)
+                cpu = xc.make_cpu_client(asynchronous=True, distributed_client=client,
+                                         node_id=process_id, num_nodes=num_processes,
+                                         collectives=collectives,
+                                         num_devices=local_device_count)
+            except _backend._XLA_ERRORS as e:
+                raise RuntimeError(f"cannot make the distributed CPU client: "
+                                   f"{_err_text(e)}") from None
+            st = State(address, num_processes, process_id, float(timeout), service, client, cpu)
+            _backend._CLIENTS["cpu"] = cpu
         _backend._SPANNING[:] = [SpanningExecutable]
         _STATE.append(st)
     atexit.register(shutdown)
     return st
+
+
+def _connect(client: Any, address: str, process_id: int, num_processes: int,
+             timeout: float, deadline: float) -> None:
+    """``client.connect()``, bounded by ``deadline`` in Python: TimeoutError naming the address
+    and the process counts when not every process has joined by then.
+
+    XLA's connect() returns only once all ``num_processes`` processes have registered, and
+    when its own deadline passes it does not return an error: it calls the client's error
+    callback, whose default ends the process (``LOG(QFATAL)``, "Terminating process because
+    the JAX distributed service detected fatal errors"); a Python callback cannot stand in
+    (jaxlib cannot convert the ``absl::Status`` argument: ``std::bad_cast``, fatal on XLA's
+    background threads). So connect() runs on a helper thread, with XLA's deadlines an hour
+    later, and this thread waits for it until ``deadline``: a wrong count or a process that
+    never started gives TimeoutError here, in every process that did start, and the process
+    exits as usual (the pending connect dies with it)."""
+    done: list[BaseException | None] = []
+
+    def join() -> None:
+        try:
+            client.connect()
+        except BaseException as e:  # noqa: BLE001  (handed to the waiting thread)
+            done.append(e)
+        else:
+            done.append(None)
+
+    t = threading.Thread(target=join, name="xla_array-distributed-connect", daemon=True)
+    t.start()
+    t.join(max(0.0, deadline - time.monotonic()))
+    if not done:
+        _ENDED.append(True)  # (a second initialize would meet the pending join)
+        raise TimeoutError(
+            f"process {process_id} reached the coordinator at {address}, but not all "
+            f"{num_processes} processes joined it within {timeout:g} s (is num_processes="
+            f"{num_processes} right, and did every process from 0 to {num_processes - 1} "
+            f"start?); this process cannot use xla_array.distributed any more") from None
+    err = done[0]
+    if err is not None:
+        raise TimeoutError(
+            f"process {process_id} could not join the coordinator at {address} with "
+            f"{num_processes} processes within {timeout:g} s (is the address right, is process "
+            f"0 running, and did all {num_processes} processes start?): "
+            f"{_err_text(err) if isinstance(err, Exception) else type(err).__name__}") from None
 
 
 def _wait_reachable(address: str, process_id: int, num_processes: int, timeout: float) -> None:
@@ -144,7 +215,8 @@ def _wait_reachable(address: str, process_id: int, num_processes: int, timeout: 
 
 def shutdown() -> None:
     """Leave the runtime: say so in the key-value store (peers name this process if they
-    wait for it), then disconnect (a barrier bounded by the timeout). Idempotent."""
+    wait for it), then disconnect; process 0 (the coordinator's host) first waits, up to the
+    timeout, for the others to leave. Idempotent."""
     st = state()
     if st is None:
         return
@@ -157,14 +229,33 @@ def shutdown() -> None:
     except Exception:  # noqa: BLE001  (the coordinator may be gone already)
         pass
     try:
-        st.client.shutdown()
+        st.client.shutdown()  # (no barrier: the service is "recoverable", see below)
     except Exception:  # noqa: BLE001
         pass
     if st.service is not None:
+        # the coordinator lives in this process: stopping it while a peer still runs ends
+        # that peer (XLA's runtime aborts it), so first wait, up to the timeout, until every
+        # other process has left or stopped answering
+        _wait_others_left(st)
         try:
             st.service.shutdown()
         except Exception:  # noqa: BLE001
             pass
+
+
+def _wait_others_left(st: State) -> None:
+    others = set(range(st.num_processes)) - {st.process_id}
+    deadline = time.monotonic() + st.timeout
+    next_live = time.monotonic() + 1.0
+    while others and time.monotonic() < deadline:
+        others -= set(left_peers(st))
+        if others and time.monotonic() >= next_live:  # killed peers never say they left
+            live = _live_nodes(st, 1.0)
+            if live is not None:
+                others &= live
+            next_live = time.monotonic() + 1.0
+        if others:
+            time.sleep(0.02)
 
 
 def left_peers(st: State) -> dict[int, str]:
@@ -279,6 +370,10 @@ def _wait_for(st: State, key: str, p: int, step: int) -> str:
             return str(st.client.blocking_key_value_get(key, max(1, ms)))
         except _backend._XLA_ERRORS as e:
             err = e
+        if "UNAVAILABLE" in str(err):  # (not a time-out: nobody answers at the address)
+            raise BackendError(f"the coordinator at {st.address} (process 0) is gone: "
+                               f"{_err_text(err)}; this process (process {st.process_id}) "
+                               f"was about to run program {step}") from None
         late = time.monotonic() >= deadline
         left = {q: w for q, w in left_peers(st).items() if q != st.process_id}
         if left or late:

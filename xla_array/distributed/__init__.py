@@ -60,7 +60,8 @@ def _free_port() -> int:
 
 def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
                process_id: int | None = None, *, local_device_count: int | None = None,
-               timeout: float | None = None) -> None:
+               timeout: float | None = None, platform: str | None = None,
+               local_device_ids: list[int] | None = None) -> None:
     """Join this process to the others: process 0 starts the coordinator at
     ``coordinator_address`` (``host:port``), every process connects to it, and xla_array's
     CPU client spans every process's devices.
@@ -72,11 +73,41 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     ``XLA_ARRAY_DISTRIBUTED_TIMEOUT`` or 60) bounds joining, waiting for a peer at a step, and
     noticing a peer that died.
 
+    ``platform`` (default ``XLA_ARRAY_DISTRIBUTED_PLATFORM``, else ``"cpu"``): ``"cuda"`` spans
+    the processes' GPUs instead (jaxlib's CUDA plugin, NCCL; one process per GPU, chosen by
+    ``local_device_ids``, default ``XLA_ARRAY_LOCAL_DEVICE_IDS``, e.g. ``"0"``, else every GPU
+    the process sees). Written as JAX does it but not run here (no GPU); without the plugin,
+    RuntimeError saying what to install, before anything else.
+
     Must come before the first array is created (RuntimeError otherwise), once per process
     (RuntimeError the second time). An unreachable coordinator, or fewer processes than
-    ``num_processes``, raises TimeoutError naming the address. Turns the on-disk compile cache
-    off for this process.
+    ``num_processes``, raises TimeoutError naming the address, after ``timeout`` seconds.
+    Turns the on-disk compile cache off for this process.
     """
+    if platform is None:
+        platform = os.environ.get("XLA_ARRAY_DISTRIBUTED_PLATFORM", "").strip().lower() or "cpu"
+    if platform not in ("cpu", "cuda"):
+        raise ValueError(f"platform must be 'cpu' or 'cuda', got {platform!r}")
+    if local_device_ids is None:
+        raw_ids = os.environ.get("XLA_ARRAY_LOCAL_DEVICE_IDS", "").strip()
+        if raw_ids:
+            if not all(p.strip().isdigit() for p in raw_ids.split(",")):
+                raise ValueError(f"XLA_ARRAY_LOCAL_DEVICE_IDS must be GPU ids like '0' or "
+                                 f"'0,1', got {raw_ids!r}")
+            local_device_ids = [int(p) for p in raw_ids.split(",")]
+    if local_device_ids is not None:
+        if platform != "cuda":
+            raise ValueError("local_device_ids picks GPUs: it needs platform='cuda' (CPU "
+                             "devices are counted by local_device_count)")
+        ids = list(local_device_ids)
+        if not ids or any(isinstance(i, bool) or not isinstance(i, (int, np.integer))
+                          or i < 0 for i in ids):
+            raise ValueError(f"local_device_ids must be GPU ids (ints >= 0), got "
+                             f"{local_device_ids!r}")
+        local_device_ids = [int(i) for i in ids]
+    if platform == "cuda" and local_device_count is not None:
+        raise ValueError("local_device_count counts CPU devices; with platform='cuda' pick "
+                         "GPUs with local_device_ids")
     env_addr = os.environ.get("XLA_ARRAY_COORDINATOR", "").strip() or None
     address = coordinator_address if coordinator_address is not None else env_addr
     n = num_processes if num_processes is not None else _env_int("XLA_ARRAY_NUM_PROCESSES")
@@ -110,8 +141,11 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         timeout = float(raw) if raw else DEFAULT_TIMEOUT
     if not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if platform == "cuda":
+        local_device_count = None  # (XLA_ARRAY_CPU_DEVICES is the local CPU client's)
     _bd.initialize(address, n, pid, local_device_count=(
-        None if local_device_count is None else int(local_device_count)), timeout=float(timeout))
+        None if local_device_count is None else int(local_device_count)), timeout=float(timeout),
+        platform=platform, local_device_ids=local_device_ids)
     # cached executables are keyed by mesh devices, which name no process: a single-process
     # program over the same device names must never be loaded here
     _flags.set(cache_dir=None)
@@ -149,8 +183,10 @@ def process_count() -> int:
 
 def devices() -> list[Device]:
     """Every CPU device of every process, in one global order (process 0's first), the same
-    in every process: ``cpu:0`` ... ``cpu:N-1``."""
-    return list(_all_devices("cpu"))
+    in every process: ``cpu:0`` ... ``cpu:N-1`` (with ``platform="cuda"``, every GPU:
+    ``cuda:0`` ...)."""
+    st = _bd.state()
+    return list(_all_devices(st.platform if st is not None else "cpu"))
 
 
 def local_devices() -> list[Device]:
