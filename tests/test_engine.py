@@ -112,6 +112,38 @@ def test_auto_flush_cuts_long_loops_at_iteration_starts(metrics):
     np.testing.assert_allclose(np.asarray(x), want, rtol=1e-12)
 
 
+def test_a_loop_run_again_reaches_a_steady_state(metrics):
+    """A loop whose state is not read after it (the loss of the step before the update is)
+    left its last iterations pending; the next run of the loop started with them, so its graphs
+    were cut at other places: new structures, compiles on every run (2 per run measured, 2.4-4.3
+    s per 60-step run instead of 15-40 ms). An explicit materialization after a cut loop now
+    also computes the Arrays recorded since the loop's last cut and still held: every run from
+    the second on reuses the same executables. Values as NumPy's, and laziness outside loops
+    unchanged (an unrelated pending array stays pending)."""
+    rng = np.random.default_rng(3)
+    xs, ys = rng.standard_normal((50, 4)), (rng.random(50) > 0.5).astype(np.float64)
+    X, y = xp.asarray(xs), xp.asarray(ys)
+    w, wn = xp.zeros(4), np.zeros(4)
+    compiles = []
+    with xp.flags.using(max_pending=24):
+        for _ in range(4):
+            c0 = metrics()["compiles"]
+            for _ in range(13):  # not a multiple of the iterations per graph
+                p = 1 / (1 + xp.exp(-(X @ w)))
+                w = w - 0.5 * (X.T @ (p - y)) / 50
+                pn = 1 / (1 + np.exp(-(xs @ wn)))
+                wn = wn - 0.5 * (xs.T @ (pn - ys)) / 50
+            loss = float(xp.mean((p - y) ** 2))
+            compiles.append(metrics()["compiles"] - c0)
+            np.testing.assert_allclose(loss, np.mean((pn - ys) ** 2), rtol=1e-12)
+    assert compiles[2:] == [0, 0], compiles
+    np.testing.assert_allclose(np.asarray(w), wn, rtol=1e-12)
+    a, b = X + 1.0, X * 2.0  # no loop: materializing a leaves b pending
+    float(xp.sum(a))
+    assert b._node.buffer is None
+    np.testing.assert_allclose(np.asarray(b), xs * 2.0)
+
+
 def test_deep_chain_without_auto_flush_is_iterative():
     with xp.flags.using(max_pending=10**9):
         x = xp.asarray(np.ones(2))

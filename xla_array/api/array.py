@@ -25,6 +25,7 @@ import numpy as np
 
 from ..core import backend as _backend
 from ..core import dtypes as _dtypes
+from ..core import executor as _executor
 from ..core import flags as _flags
 from ..core import graph as _graph
 from ..core import metrics as _metrics
@@ -361,6 +362,13 @@ class Array(_ArrayBase):
 
 # last node's site, over_seen, armed, seq of the node that turned the loop (see wrap)
 _wrap_state: list = [None, False, False, 0]
+# [whether a loop was cut since the last explicit materialization, weak references to the
+# Arrays recorded since its last cut]: the next explicit materialization also computes those
+# still held (``_held_loop_state``), so that the next run of the loop starts with nothing
+# pending and its graphs are cut where this run's were. At most _LOOP_CAP references (then
+# the loop is forgotten until its next cut)
+_loop: list = [False, []]
+_LOOP_CAP = 4096
 
 
 def wrap(node: Node) -> Array:
@@ -383,7 +391,14 @@ def wrap(node: Node) -> Array:
     elif node.depth - lim > lim // 2:
         st[1] = st[2] = False
         _flush(node)
-    return Array(node)
+    a = Array(node)
+    if _loop[0]:
+        refs = _loop[1]
+        refs.append(weakref.ref(a))
+        if len(refs) > _LOOP_CAP:
+            _loop[0] = False
+            del refs[:]
+    return a
 
 
 def _flush(node: Node) -> None:
@@ -401,10 +416,34 @@ def _cut(node: Node) -> None:
     _metrics.count("auto_flushes")
     materialize_nodes(roots, "auto_flush")
     node.depth = node.op.weight  # its inputs are buffers now
+    _loop[0] = True
+    del _loop[1][:]
 
+
+def _held_loop_state() -> list[Node]:
+    """The pending nodes of the Arrays recorded since the last cut of a loop and still held
+    (the state the loop carries: ``w`` in ``for ...: p = f(w); w = w - g(p)``), computed with
+    any explicit materialization. Without them, a loop run again (an epoch, a function called
+    again) started with the previous run's last iterations still pending, so its graphs were cut
+    at other places than the previous run's: new structures, a compile, on every run. Only
+    between a cut and the next explicit materialization: elsewhere laziness is unchanged."""
+    refs = _loop[1]
+    _loop[0] = False
+    out = []
+    for r in refs:
+        a = r()
+        if a is not None:
+            n = a._node
+            if n.buffer is None and n.op is not _graph.SCALAR:
+                out.append(n)
+    del refs[:]
+    return out
+
+
+_executor.SYNC_EXTRA[0] = _held_loop_state
 
 if _graph.NATIVE:  # the same in C (every recorded op returns through wrap)
-    _graph._graphcore.configure_array(Array, _flush, _cut, _flags._values)
+    _graph._graphcore.configure_array(Array, _flush, _cut, _flags._values, _loop)
     wrap = _graph._graphcore.wrap  # type: ignore[assignment]
 
 

@@ -345,6 +345,11 @@ def plan(roots: list[Node]) -> tuple:
     return order, bufs, scalars, outs, (device, struct)
 
 
+# set by the Array layer: the pending nodes an explicit materialization computes besides the
+# ones asked for (the state of a loop that auto-flushes: api/array.py, _held_loop_state)
+SYNC_EXTRA: list[Any] = [None]
+
+
 def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None) -> None:
     """Compute the pending ``nodes`` (one executable per device) and write results back."""
     if where is None:
@@ -352,6 +357,10 @@ def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None)
     if _flags._values["materialize_guard"] != "allow":
         _guard(cause, where)
     with _lock:
+        if cause != "auto_flush":
+            extra = SYNC_EXTRA[0]()
+            if extra:
+                nodes = [*nodes, *extra]
         if len(nodes) == 1:  # the hot path: bool()/float()/one array
             n = nodes[0]
             if n.buffer is not None or n.op is SCALAR:

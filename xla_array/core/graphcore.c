@@ -818,6 +818,8 @@ typedef struct {
 static PyTypeObject HandleType;
 static PyTypeObject *array_type;  /* xla_array.Array, set by configure_array */
 static PyObject *flush_fn, *cut_fn, *flag_values, *s_max_pending;
+static PyObject *loop_state;  /* [cut yet, weak references]: api/array.py's _loop */
+#define LOOP_CAP 4096              /* api/array.py's _LOOP_CAP */
 /* the user code object and instruction offset of the last node wrap() saw (see wrap) */
 static PyObject *prev_code;
 static int prev_lasti;
@@ -969,16 +971,40 @@ wrap(PyObject *mod, PyObject *node)
             return NULL;
         Py_DECREF(r);
     }
-    return handle_make(array_type, node);
+    PyObject *h = handle_make(array_type, node);
+    /* once a loop was cut, the Arrays recorded since its last cut, weakly: an explicit
+     * materialization computes those still held (api/array.py, _held_loop_state) */
+    if (h != NULL && loop_state != NULL && PyList_GET_ITEM(loop_state, 0) == Py_True) {
+        PyObject *refs = PyList_GET_ITEM(loop_state, 1);
+        PyObject *ref = PyWeakref_NewRef(h, NULL);
+        if (ref == NULL || PyList_Append(refs, ref) < 0) {
+            Py_XDECREF(ref);
+            Py_DECREF(h);
+            return NULL;
+        }
+        Py_DECREF(ref);
+        if (PyList_GET_SIZE(refs) > LOOP_CAP) {  /* forget the loop until its next cut */
+            if (PyList_SetItem(loop_state, 0, Py_NewRef(Py_False)) < 0 ||
+                    PyList_SetSlice(refs, 0, PyList_GET_SIZE(refs), NULL) < 0) {
+                Py_DECREF(h);
+                return NULL;
+            }
+        }
+    }
+    return h;
 }
 
 static PyObject *
 configure_array(PyObject *mod, PyObject *args)
 {
-    PyObject *cls, *flush, *cut, *values;
-    if (!PyArg_ParseTuple(args, "O!OOO!:configure_array", &PyType_Type, &cls, &flush, &cut,
-                          &PyDict_Type, &values))
+    PyObject *cls, *flush, *cut, *values, *loop;
+    if (!PyArg_ParseTuple(args, "O!OOO!O!:configure_array", &PyType_Type, &cls, &flush, &cut,
+                          &PyDict_Type, &values, &PyList_Type, &loop))
         return NULL;
+    if (PyList_GET_SIZE(loop) != 2 || !PyList_Check(PyList_GET_ITEM(loop, 1))) {
+        PyErr_SetString(PyExc_TypeError, "configure_array(): loop state must be [bool, list]");
+        return NULL;
+    }
     if (!PyType_IsSubtype((PyTypeObject *)cls, &HandleType)) {
         PyErr_SetString(PyExc_TypeError, "configure_array(): not a subclass of ArrayBase");
         return NULL;
@@ -987,6 +1013,7 @@ configure_array(PyObject *mod, PyObject *args)
     Py_XSETREF(flush_fn, Py_NewRef(flush));
     Py_XSETREF(cut_fn, Py_NewRef(cut));
     Py_XSETREF(flag_values, Py_NewRef(values));
+    Py_XSETREF(loop_state, Py_NewRef(loop));
     Py_RETURN_NONE;
 }
 
@@ -1018,7 +1045,7 @@ static PyMethodDef methods[] = {
      "structural key)"},
     {"wrap", wrap, METH_O, "wrap(node): an Array of a freshly recorded node (auto-flushing)."},
     {"configure_array", configure_array, METH_VARARGS,
-     "configure_array(Array, flush, cut, flag_values)"},
+     "configure_array(Array, flush, cut, flag_values, loop_state)"},
     {"configure", configure, METH_VARARGS,
      "configure(BUFFER, SCALAR, file_memo, package_dir, mixed_devices)"},
     {NULL}
