@@ -34,7 +34,8 @@ def _sample_graphs():
            xp.take_along_axis(a, xp.argsort(a), axis=1),
            xp.searchsorted(xp.arange(5.0), a), xp.cumulative_sum(a, axis=1),
            a[i], a[i, i], a[xp.asarray(np.array([True, False, True]))],
-           xp.unique_inverse(xp.asarray(np.array([3, 1, 3])))[1], xp.linalg.solve(m, m),
+           xp.unique_inverse(xp.asarray(np.array([3, 1, 3])))[1], xp.nonzero(a > 2)[1],
+           xp.linalg.solve(m, m),
            xp.linalg.svd(m)[1], xp.linalg.det(m), xp.fft.fft(c), xp.fft.rfft(a[0]),
            xp.fft.irfft(c), xp.linalg.qr(m, mode="complete")[0], xp.linalg.inv(m),
            xp.linalg.cholesky(m @ m.mT)]

@@ -1,19 +1,34 @@
 """Set functions: unique_all, unique_counts, unique_inverse, unique_values, isin (2025.12).
 
-The ``unique_*`` functions have data-dependent shapes. Each records, lazily, a stable sort of
-the flattened input (with the original positions when indices are asked for), the flags
-"differs from its predecessor" (value equality: every NaN is its own group, ``-0.0`` and
-``+0.0`` are one group) and their running count; then it materializes exactly one int64
-scalar, the number of unique values ``k`` (the sort and the flags are computed in the same
-executable and stay on the device). Everything else is recorded with the static size ``k``:
-a scatter finds each group's first sorted position, gathers read the values and first
-indices, differences of those positions give the counts and a scatter through the sort
-permutation gives ``inverse_indices``. The first executable is shared by every input of one
-shape and dtype; each distinct ``k`` compiles its own second one.
+The ``unique_*`` functions have data-dependent shapes. Whichever variant is called, they run
+the same two executables, so that a library calling ``unique_values``, ``unique_counts`` and
+``unique_inverse`` on one array compiles two graphs, not one or two per call:
+
+1. *Groups*, one executable per input shape and dtype: a sort of the flattened input, the
+   flags "differs from its predecessor" (value equality: every NaN is its own group, ``-0.0``
+   and ``+0.0`` are one group) and their running count. Only the number of groups ``k`` (one
+   int64) is copied to the host; the rest stays on the device. Real dtypes sort the values
+   alone (``sort_keyed``, XLA's fast single-operand sort); complex ones sort (value, position)
+   pairs, stably.
+2. *Results*, one executable per input shape, dtype and ``k``, computed at once rather than
+   left pending (pending, they would fuse into the caller's next graph and make its structure
+   unique to that call). A scatter finds each group's first sorted position; gathers read the
+   values; differences of those positions give the counts. ``inverse_indices`` and the first
+   ``indices`` come from a stable permutation scattered by group: the one the sort gave
+   (complex), a second fast ``argsort`` (real dtypes of at most 32 bits), or, for 64-bit real
+   dtypes, whose sort with positions is several times slower, a binary search of every
+   element among the unique values (the i-th NaN in input order, its own group, is group
+   ``(number of non-NaN groups) + i``) and a minimum-scatter of the positions by group.
+   Inputs of up to ``SHARED_MAX`` elements compute all four results whatever was asked
+   (the extra outputs cost far less than a compile: one executable for the four variants);
+   above, ``unique_values``/``unique_counts`` compute values and counts only, and
+   ``unique_inverse``/``unique_all`` everything (two executables).
 
 Values come out sorted, NaNs last. For a group holding both ``-0.0`` and ``+0.0``,
 ``unique_all``/``unique_inverse`` return the zero that occurs first and ``unique_values``/
-``unique_counts`` return ``-0.0`` (the standard leaves the choice to the implementation).
+``unique_counts`` return ``-0.0`` (the standard leaves the choice to the implementation); NaNs
+keep their bits in ``unique_all``/``unique_inverse`` and are the canonical NaN in
+``unique_values``/``unique_counts``.
 
 ``isin`` sorts ``x2`` and binary-searches it (no materialization); elements compare by value
 equality after promotion to a common dtype (NumPy's rules where the standard has none), so
@@ -27,20 +42,24 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core import dtypes as _dtypes
+from ..core.executor import materialize_nodes
 from ..core.graph import record
 from ..core.ops.sorting import Scatter1d, SearchSorted, Take
 from ..core.ops.structural import OPS, Convert
 from .array import Array, as_array, operand_nodes, wrap
-from .creation import full, zeros
+from .creation import full, iota
 from .elementwise import apply
 from .manipulation import concat, reshape
 from .materialize import host_values
-from .searching import compact, empty_int
-from .sorting import sort, sort_with_indices
+from .searching import compact, empty_int, where
+from .sorting import argsort, sort, sort_with_indices
 from .statistical import cumulative_sum
 from .utility import take_in_bounds
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values", "isin"]
+
+# inputs of up to this many elements compute every unique_* result in one shared executable
+SHARED_MAX = 1 << 16
 
 
 class UniqueAllResult(NamedTuple):
@@ -63,83 +82,103 @@ class UniqueInverseResult(NamedTuple):
 class _Groups:
     """The sorted flat input and its groups; ``k`` is the materialized number of groups."""
 
-    __slots__ = ("x", "n", "sv", "perm", "gid", "first", "k")
+    __slots__ = ("x", "n", "k", "sv", "perm", "new", "gid")
 
-    def __init__(self, x: Any, fname: str, with_perm: bool) -> None:
+    def __init__(self, x: Any, fname: str) -> None:
         x = as_array(x, fname)
         self.x = x
         n = self.n = x.size
         self.perm: Array | None = None
-        if n == 0:
-            self.k = 0
+        if n <= 1:  # no group, or one: nothing to materialize
+            self.k = n
             return
         flat = reshape(x, (n,))
-        if n == 1:  # one group: nothing to materialize
-            self.sv, self.perm = flat, empty_int((1,), x.device)
-            self.gid = self.first = self.perm
-            self.k = 1
-            return
-        if with_perm:
+        if x.dtype.kind == "c":  # stable: a group's first sorted element occurs first
             self.sv, self.perm = sort_with_indices(flat)
         else:
             self.sv = sort(flat)
         first_flag = full((1,), True, dtype=_dtypes.bool, device=x.device)
-        new = concat([first_flag, apply("not_equal", self.sv[1:], self.sv[:-1])])
-        self.gid = cumulative_sum(new, dtype=_dtypes.int64) - 1
+        self.new = concat([first_flag, apply("not_equal", self.sv[1:], self.sv[:-1])])
+        self.gid = cumulative_sum(self.new, dtype=_dtypes.int64) - 1
         del flat, first_flag  # not outputs of the executable that computes k
-        keep = (self.perm,) if self.perm is not None else ()
+        keep = (self.sv, self.new, self.gid) + ((self.perm,) if self.perm is not None else ())
         (k,) = host_values(fname, self.gid[n - 1], keep=keep)
         self.k = int(k) + 1
-        self.first = compact(new, self.gid, self.k)
 
-    def values(self) -> Array:
-        if self.k == 0:
-            return zeros((0,), dtype=self.x.dtype, device=self.x.device)
-        return take_in_bounds(self.sv, self.first, 0)
+    def results(self, fname: str, inverse: bool) -> dict[str, Array]:
+        """values (-0.0 and canonical NaNs), counts and, when ``inverse`` or for inputs up to
+        ``SHARED_MAX`` elements, first (the value that occurs first), indices, inverse:
+        computed, not pending."""
+        x, n = self.x, self.n
+        if n <= 1:
+            flat = reshape(x, (n,))
+            idx = empty_int((n,), x.device)
+            return {"values": flat, "counts": full((n,), 1, dtype=_dtypes.int64,
+                                                    device=x.device),
+                    "first": flat, "indices": idx, "inverse": empty_int(x.shape, x.device)}
+        out = self._record(inverse or n <= SHARED_MAX)
+        nodes: list = []
+        for a in out.values():
+            if a._node not in nodes:
+                nodes.append(a._node)
+        materialize_nodes(nodes, fname)
+        return out
 
-    def indices(self) -> Array:
-        if self.k == 0:
-            return empty_int((0,), self.x.device)
-        assert self.perm is not None
-        return take_in_bounds(self.perm, self.first, 0)
-
-    def counts(self) -> Array:
-        if self.k == 0:
-            return empty_int((0,), self.x.device)
-        end = full((1,), self.n, dtype=_dtypes.int64, device=self.x.device)
-        bounds = concat([self.first, end])
-        return bounds[1:] - bounds[:-1]
-
-    def inverse(self) -> Array:
-        if self.k == 0:
-            return empty_int(self.x.shape, self.x.device)
-        assert self.perm is not None
-        inv = wrap(record(OPS["scatter1d"], (self.perm._node, self.gid._node),
-                          Scatter1d(self.n)))
-        return reshape(inv, self.x.shape)
+    def _record(self, everything: bool) -> dict[str, Array]:
+        x, n, k = self.x, self.n, self.k
+        first = compact(self.new, self.gid, k)
+        values = take_in_bounds(self.sv, first, 0)
+        bounds = concat([first, full((1,), n, dtype=_dtypes.int64, device=x.device)])
+        out = {"values": values, "counts": bounds[1:] - bounds[:-1]}
+        if not everything:
+            return out
+        perm = self.perm
+        if perm is None and x.dtype.bits <= 32:  # argsort32: one fast single-operand sort
+            perm = argsort(reshape(x, (n,)))
+        if perm is not None:  # stable: groups of ``gid`` in input order
+            idx = take_in_bounds(perm, first, 0)
+            inv = wrap(record(OPS["scatter1d"], (perm._node, self.gid._node), Scatter1d(n)))
+            if x.dtype.kind == "f":
+                out["first"] = take_in_bounds(reshape(x, (n,)), idx, 0)
+            else:
+                out["first"] = values
+            out["indices"] = idx
+        else:
+            flat = reshape(x, (n,))
+            inv = wrap(record(OPS["searchsorted"], (values._node, flat._node),
+                              SearchSorted("left")))
+            if x.dtype.kind == "f":  # NaN groups: one per NaN, in input order, last
+                nan = apply("not_equal", flat, flat)
+                inv = where(nan, inv + cumulative_sum(nan, dtype=_dtypes.int64) - 1, inv)
+            pos = iota((n,), 0, x.device)
+            idx = wrap(record(OPS["scatter1d"], (inv._node, pos._node), Scatter1d(k, "min")))
+            out["first"] = take_in_bounds(flat, idx, 0) if x.dtype.kind == "f" else values
+            out["indices"] = idx
+        out["inverse"] = reshape(inv, x.shape)
+        return out
 
 
 def unique_all(x: Array, /) -> UniqueAllResult:
     """Unique values, first indices, inverse indices and counts (sorted; see the module)."""
-    g = _Groups(x, "unique_all", True)
-    return UniqueAllResult(g.values(), g.indices(), g.inverse(), g.counts())
+    r = _Groups(x, "unique_all").results("unique_all", True)
+    return UniqueAllResult(r["first"], r["indices"], r["inverse"], r["counts"])
 
 
 def unique_counts(x: Array, /) -> UniqueCountsResult:
     """Unique values (sorted) and how often each occurs."""
-    g = _Groups(x, "unique_counts", False)
-    return UniqueCountsResult(g.values(), g.counts())
+    r = _Groups(x, "unique_counts").results("unique_counts", False)
+    return UniqueCountsResult(r["values"], r["counts"])
 
 
 def unique_inverse(x: Array, /) -> UniqueInverseResult:
     """Unique values (sorted) and the indices into them that rebuild ``x`` (shaped like x)."""
-    g = _Groups(x, "unique_inverse", True)
-    return UniqueInverseResult(g.values(), g.inverse())
+    r = _Groups(x, "unique_inverse").results("unique_inverse", True)
+    return UniqueInverseResult(r["first"], r["inverse"])
 
 
 def unique_values(x: Array, /) -> Array:
     """Unique values of the flattened ``x``, sorted (every NaN kept; see the module)."""
-    return _Groups(x, "unique_values", False).values()
+    return _Groups(x, "unique_values").results("unique_values", False)["values"]
 
 
 def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:

@@ -11,8 +11,10 @@
   index`` as one uint64 (stable by construction).
 - ``take_axis``: ``stablehlo.gather`` of whole slices along one axis (``take``).
 - ``take_along``: a point gather (``take_along_axis``).
-- ``scatter1d``: a 1-D overwriting scatter into zeros; indices outside ``[0, size)``
-  are dropped through a spare slot, so nothing relies on XLA's out-of-bounds behaviour.
+- ``scatter1d``: a 1-D overwriting scatter into zeros, or (``combine="min"``, integers) the
+  minimum of the updates per slot (untouched slots: the dtype's maximum); indices outside
+  ``[0, size)`` are dropped through a spare slot, so nothing relies on XLA's out-of-bounds
+  behaviour.
 - ``searchsorted``: a binary search unrolled at lowering time (``M.bit_length()`` steps of
   gather + compare + select), consistent with ``sort_multi``'s order.
 - ``cumreduce``: an inclusive scan, optionally with the identity prepended: one
@@ -331,6 +333,10 @@ define("take_along", _infer_take_along, _lower_take_along, attrs=Take)
 
 class Scatter1d(NamedTuple):
     size: int
+    combine: str = "set"  # "set": one of the updates to a slot wins; "min": their minimum
+
+
+_SCATTER_COMBINE = ("set", "min")
 
 
 def _infer_scatter(inputs: tuple, attrs: Scatter1d) -> tuple:
@@ -341,6 +347,10 @@ def _infer_scatter(inputs: tuple, attrs: Scatter1d) -> tuple:
     if idx.dtype.kind not in "iu" or attrs.size < 0:
         raise TypeError(f"scatter1d: integer indices into a size >= 0, got {idx.dtype.name} "
                         f"and {attrs.size}")
+    if attrs.combine not in _SCATTER_COMBINE or (attrs.combine == "min"
+                                                 and upd.dtype.kind not in "iu"):
+        raise ValueError(f"scatter1d: combine {attrs.combine!r} of {upd.dtype.name} updates "
+                         f"(one of {_SCATTER_COMBINE}; 'min' takes integers)")
     return (attrs.size,), upd.dtype
 
 
@@ -354,10 +364,14 @@ def _lower_scatter(e: Emitter, n: Any, a: list) -> str:
     spare = bcast(e, e.const(size, _I64), (), m, _I64)
     hi = compare(e, "GE", iv, spare, m, _I64)
     iv = select(e, _or(e, lo, hi, m), spare, iv, m, _I64)
-    base = bcast(e, e.const(0, d), (), (size + 1,), d)
-    t = _t((), d)
-    p, q = e.fresh(), e.fresh()
-    region = e.block([(p, t), (q, t)], lambda b: [q])
+    if n.attrs.combine == "min":  # untouched slots hold the dtype's largest value
+        base = bcast(e, e.const(int(np.iinfo(d.np).max), d), (), (size + 1,), d)
+        region = e.scalar_body("stablehlo.minimum", d)
+    else:
+        base = bcast(e, e.const(0, d), (), (size + 1,), d)
+        t = _t((), d)
+        p, q = e.fresh(), e.fresh()
+        region = e.block([(p, t), (q, t)], lambda b: [q])
     dims = ("scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [], "
             "inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], "
             "index_vector_dim = 1>, indices_are_sorted = false, unique_indices = false")
@@ -368,6 +382,7 @@ def _lower_scatter(e: Emitter, n: Any, a: list) -> str:
 
 
 # out = zeros(size); out[idx[i]] = upd[i] (for repeated indices, one of the updates wins);
+# combine "min": out = full(size, max), out[idx[i]] = min(out[idx[i]], upd[i]) (deterministic);
 # indices outside [0, size) are dropped
 define("scatter1d", _infer_scatter, _lower_scatter, attrs=Scatter1d)
 
@@ -397,25 +412,57 @@ def _lower_searchsorted(e: Emitter, n: Any, a: list) -> str:
     if m == 0:
         return lo
     hi = bcast(e, e.const(m, _I64), (), s, _I64)
+    steps = m.bit_length()
+    if steps <= _UNROLL_MAX:
+        for _ in range(steps):
+            lo, hi = _search_step(e, a[0], a[1], lo, hi, s, d, m, side)
+        return lo
+    # a loop: its compile time does not grow with M (unrolled, 10 steps took ~6x one step's)
+    si, vs, tx, tv = _t((), _I64), _t(s, _I64), _t((m,), d), _t(s, d)
+    names = [e.fresh() for _ in range(5)]
+    ci, clo, chi, cx, cv = names
+    args = list(zip(names, [si, vs, vs, tx, tv]))
+
+    def cond(b: Emitter) -> list:
+        return [compare(b, "LT", ci, b.const(steps, _I64), (), _I64)]
+
+    def body(b: Emitter) -> list:
+        nlo, nhi = _search_step(b, cx, cv, clo, chi, s, d, m, side)
+        return [b.op("stablehlo.add", [ci, b.const(1, _I64)], si), nlo, nhi, cx, cv]
+
+    c_text = e.block(args, cond)
+    b_text = e.block(args, body)
+    r = e.op("stablehlo.while", [e.const(0, _I64), lo, hi, a[0], a[1]], [si, vs, vs, tx, tv],
+             region=f"{c_text}\n{e.indent}}}, {{\n{b_text}")
+    return f"{r}#1"
+
+
+# searches of at most this many steps (M < 2**_UNROLL_MAX) are unrolled, longer ones a loop
+_UNROLL_MAX = 3
+
+
+def _search_step(e: Emitter, x1: str, v: str, lo: str, hi: str, s: tuple, d: DType, m: int,
+                 side: str) -> tuple[str, str]:
+    """One bisection step of every active ``[lo, hi)`` (left: first ``x1[i]`` not less than
+    ``v``; right: first greater)."""
     one = bcast(e, e.const(1, _I64), (), s, _I64)
     last = bcast(e, e.const(m - 1, _I64), (), s, _I64)
     gather = (_gather_dims([], [0], [0], len(s)) + f", slice_sizes = {i64s([1])}, "
               "indices_are_sorted = false")
-    for _ in range(m.bit_length()):
-        active = compare(e, "LT", lo, hi, s, _I64)
-        mid = e.op("stablehlo.shift_right_logical",
-                   [e.op("stablehlo.add", [lo, hi], _t(s, _I64)), one], _t(s, _I64))
-        at = e.op("stablehlo.minimum", [mid, last], _t(s, _I64))
-        val = e.op("stablehlo.gather", [a[0], at], _t(s, d), gather)
-        if side == "left":
-            right = less(e, val, a[1], s, d)
-        else:
-            right = e.op("stablehlo.not", [less(e, a[1], val, s, d)], _t(s, dt.bool))
-        go = _and(e, active, right, s)
-        stay = _and(e, active, e.op("stablehlo.not", [right], _t(s, dt.bool)), s)
-        lo = select(e, go, e.op("stablehlo.add", [mid, one], _t(s, _I64)), lo, s, _I64)
-        hi = select(e, stay, mid, hi, s, _I64)
-    return lo
+    active = compare(e, "LT", lo, hi, s, _I64)
+    mid = e.op("stablehlo.shift_right_logical",
+               [e.op("stablehlo.add", [lo, hi], _t(s, _I64)), one], _t(s, _I64))
+    at = e.op("stablehlo.minimum", [mid, last], _t(s, _I64))
+    val = e.op("stablehlo.gather", [x1, at], _t(s, d), gather)
+    if side == "left":
+        right = less(e, val, v, s, d)
+    else:
+        right = e.op("stablehlo.not", [less(e, v, val, s, d)], _t(s, dt.bool))
+    go = _and(e, active, right, s)
+    stay = _and(e, active, e.op("stablehlo.not", [right], _t(s, dt.bool)), s)
+    lo = select(e, go, e.op("stablehlo.add", [mid, one], _t(s, _I64)), lo, s, _I64)
+    hi = select(e, stay, mid, hi, s, _I64)
+    return lo, hi
 
 
 # index of each v in sorted 1-D x1 (one dtype)
