@@ -9,9 +9,14 @@ friends apply to it as to any other non-NumPy backend. Markers naming another ba
 (`skip_xp_backends("jax.numpy")`) do not apply to it. xla_array is an eager-capable CPU
 backend: `cpu_only` and `eager_only` skips do not apply either.
 
+SciPy 1.17 targets the standard's 2024.12 version (it pins array_api_strict to it), where
+`__array_namespace_info__().devices()` is a list, and its `devices` fixture appends `[None]` to
+it; xla_array is the 2025.12 namespace, whose `devices()` is a tuple (as strict's is at 2025.12),
+so the plugin gives that fixture the list SciPy expects: the same devices, plus None.
+
 Nothing in the installed SciPy is edited: the fixture's parameters are replaced when pytest
 generates the tests. Select only the tests that use `xp` with `-m array_api_backends`;
-`SCIPY_ARRAY_API=1` must be set (see conformance/README.md and conformance/scipy_run.py).
+`SCIPY_ARRAY_API=1` must be set (see conformance/README.md and conformance/peers.py).
 """
 
 import pytest
@@ -19,6 +24,20 @@ import pytest
 import xla_array
 
 _PARAM = pytest.param(xla_array, id="xla_array", marks=pytest.mark.array_api_backends)
+
+
+def _devices_as_list(original):
+    """SciPy's `devices` fixture, given xla_array's devices as the 2024.12 list it expects."""
+    if getattr(original, "_xla_array", False):
+        return original
+
+    def devices(xp):
+        if xp is xla_array:
+            return list(xla_array.__array_namespace_info__().devices()) + [None]
+        return original(xp)
+
+    devices._xla_array = True  # type: ignore[attr-defined]
+    return devices
 
 
 def _is_scipy_conftest(module) -> bool:
@@ -37,6 +56,9 @@ def pytest_generate_tests(metafunc):
     fixture manager parametrizes the test with them."""
     if "xp" not in metafunc.fixturenames:
         return
+    for fixturedef in metafunc._arg2fixturedefs.get("devices", ()):
+        if getattr(fixturedef.func, "__module__", "").endswith("conftest"):
+            fixturedef.func = _devices_as_list(fixturedef.func)
     for fixturedef in metafunc._arg2fixturedefs.get("xp", ()):
         module = getattr(fixturedef.func, "__module__", "")
         if module.endswith("conftest") and fixturedef.params is not None:

@@ -156,6 +156,19 @@ def test_arange_floats_negative_steps_and_dtypes(args, dtype):
     np.testing.assert_allclose(np.asarray(x), want, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("args, dtype", [
+    ((1, xp.asarray(7.0, dtype=xp.float32) + 1), xp.float32),  # SciPy's cramervonmises
+    ((xp.asarray(5),), None), ((np.asarray(2), 7, xp.asarray(2)), None),
+    ((xp.asarray(0.5), xp.asarray(3.0), xp.asarray(0.75)), None),
+])
+def test_arange_takes_0d_real_arrays_as_numbers(args, dtype):
+    x = xp.arange(*args, dtype=dtype)
+    want = np.arange(*(np.asarray(a) if isinstance(a, xp.Array) else a for a in args),
+                     dtype=None if dtype is None else dtype.np)
+    assert x.shape == want.shape and x.dtype.name == want.dtype.name
+    np.testing.assert_array_equal(np.asarray(x), want)
+
+
 def test_arange_errors():
     with pytest.raises(ValueError):
         xp.arange(0, 5, 0)
@@ -163,6 +176,9 @@ def test_arange_errors():
         xp.arange(0, 1j)
     with pytest.raises(TypeError):
         xp.arange(True)
+    for bad in (xp.asarray(True), xp.asarray([1, 2]), xp.asarray(1j), np.asarray([3])):
+        with pytest.raises(TypeError, match="real numbers"):
+            xp.arange(bad)
 
 
 @pytest.mark.parametrize("endpoint", [True, False])

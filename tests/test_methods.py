@@ -117,3 +117,20 @@ def test_diag_as_numpy(k):
 def test_diag_rejects_other_ranks():
     with pytest.raises(ValueError, match="1-D or 2-D"):
         xp.diag(xp.zeros((2, 2, 2)))
+
+
+@pytest.mark.parametrize(("args", "kw", "np_dtype"), [
+    ((-3, 0, 10), {}, None),
+    ((0, 2), {"num": 7, "endpoint": False, "base": 2.0}, None),
+    ((1, -1, 5), {"dtype": xp.float32}, np.float32),
+    ((0.5, 3.5, 11), {"base": np.e}, None),
+    ((0, 1j, 4), {}, None),
+    ((0, 3, 4), {"dtype": xp.int64}, np.int64),
+])
+def test_logspace_as_numpy(args, kw, np_dtype):
+    """NumPy's logspace (SciPy's differentiate tests call xp.logspace): base ** linspace
+    computed in float64 (complex128), then cast, to NumPy's values and dtype."""
+    got = np.asarray(xp.logspace(*args, **kw))
+    want = np.logspace(*args, **dict(kw, **({"dtype": np_dtype} if np_dtype else {})))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

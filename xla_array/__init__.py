@@ -37,7 +37,7 @@ from .api.creation import (
 from .api.dtype_functions import astype, can_cast, finfo, iinfo, isdtype, result_type
 from .api.elementwise import *  # noqa: F403
 from .api.elementwise import __all__ as _elementwise_all
-from .api.extras import diag
+from .api.extras import diag, logspace
 from .api.inspection import DEFAULT_VERSION, __array_namespace_info__
 from .api.jit import cached, compile, deserialize, jit
 from .api.manipulation import (
@@ -112,6 +112,7 @@ __all__ = [
     "float8_e5m2",
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
     "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like", "diag",
+    "logspace",
     "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     "matmul", "matrix_transpose", "tensordot", "vecdot",
     "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",

@@ -243,14 +243,22 @@ def iota(shape: tuple, dim: int, device: Any, dtype: DType = _dtypes.int64) -> A
     return wrap(record(OPS["iota"], (), Iota(tuple(shape), dim, dtype), device=device))
 
 
+def _arange_scalar(v: Any) -> Any:
+    """An ``arange`` bound or step as a Python or NumPy real number: a 0-d real array (ours,
+    NumPy's) is read as one, as NumPy does (SciPy passes ``n + 1`` for a 0-d ``n``)."""
+    if isinstance(v, (Array, np.ndarray)) and v.ndim == 0 and v.dtype.kind in "iuf":
+        v = int(v) if v.dtype.kind in "iu" else float(v)  # (a DType's kind is NumPy's letter)
+    if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
+        raise TypeError(f"arange() takes real numbers, got {type(v).__name__}")
+    return v
+
+
 @_placed
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Array:
     if stop is None:
         start, stop = 0, start
-    for v in (start, stop, step):
-        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
-            raise TypeError(f"arange() takes real numbers, got {type(v).__name__}")
+    start, stop, step = (_arange_scalar(v) for v in (start, stop, step))
     if step == 0:
         raise ValueError("arange(): step must not be zero")
     d = _dtype(dtype)
