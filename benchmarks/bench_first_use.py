@@ -349,6 +349,10 @@ def main() -> None:
         sess = results["session"]
         print(f"# first use: {len(expressions())} expressions once each on 2000 x 50 float64, "
               f"each contender in a fresh process")
+        if sys.flags.dont_write_bytecode:  # (an installed package has its bytecode compiled)
+            print("# PYTHONDONTWRITEBYTECODE is set: a source checkout's modules are compiled "
+                  "on every import (xla_array's import ~0.2 s slower); set "
+                  "PYTHONPYCACHEPREFIX or unset it to time what an installed package does")
         print(f"{'contender':<10} {'import ms':>9} {'session ms':>10} {'compiles':>8} "
               f"{'compile ms':>10} {'disk loads':>10}")
         for c, r in sess.items():
