@@ -107,16 +107,45 @@ def test_reshape_copy_false_raises_where_numpy_would_copy() -> None:
 
 
 def test_views_deeper_than_the_limit_are_copies() -> None:
+    from xla_array.api.views import MAX_DEPTH
+
     a = np.arange(6.0).reshape(2, 3)
     x = xp.asarray(a)
     v = x
-    for _ in range(8):
+    for _ in range(MAX_DEPTH):
         v = v.T
-    v[0, 0] = 5.0  # depth 8: still a view
+    v[0, 0] = 5.0  # at the limit: still a view
     assert float(x[0, 0]) == 5.0
-    w = v.T  # depth 9: a copy
+    w = v.T  # one more: a copy
     w[0, 0] = 6.0
     assert float(x[0, 0]) == 5.0
+
+
+def test_a_write_through_nine_levels_of_views_reaches_the_base() -> None:
+    """SciPy's oaconvolve splits with swapaxes / slice / swapaxes twice and adds into the
+    innermost view (nine levels): with a limit of 8 the last level was a copy and the sum was
+    lost (TestOAConvolve: wrong values)."""
+    def split(x: Any, idx: list, axis: int, m: Any) -> list:
+        pts = [0, *idx, x.shape[axis]]
+        s = m.swapaxes(x, axis, 0) if m is np else xp.moveaxis(x, axis, 0) if axis == 0 else \
+            xp.permute_dims(x, (axis, *range(1, axis), 0, *range(axis + 1, x.ndim)))
+        out = []
+        for i in range(len(pts) - 1):
+            piece = s[pts[i]:pts[i + 1], ...]
+            out.append(m.swapaxes(piece, axis, 0) if m is np else xp.permute_dims(
+                piece, (axis, *range(1, axis), 0, *range(axis + 1, piece.ndim))) if axis else
+                xp.moveaxis(piece, 0, 0))
+        return out
+
+    base = np.random.default_rng(0).random((3, 4))
+    results = []
+    for m, arr in ((np, base.copy()), (xp, xp.asarray(base))):
+        ret, over = split(arr, [-2], 1, m)
+        over = split(over, [-1], 0, m)[0]
+        part = split(split(ret, [2], 1, m)[0], [1], 0, m)[1]
+        part += over
+        results.append(np.asarray(m.reshape(ret, (-1,))))
+    np.testing.assert_array_equal(results[1], results[0])
 
 
 def _shared_cases() -> list:

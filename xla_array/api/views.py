@@ -14,7 +14,7 @@ do. A view whose base changed otherwise is refreshed from it before the next wri
 Whether a reshape is a view is NumPy's own rule, asked of NumPy on a model of the strides: an
 array that is no view is C-contiguous; a view's model is its base's model put through the same
 key or transform (``numpy.lib.stride_tricks.as_strided`` over one byte, never read). Views of
-views deeper than ``MAX_DEPTH`` are copies.
+views deeper than ``MAX_DEPTH`` (64; SciPy's oaconvolve writes through 9 levels) are copies.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..core.ops.structural import OPS, Transpose
 __all__ = ["LOCK", "MAX_DEPTH", "TRANSPOSE_2D", "Transform", "View", "attach", "has_views",
            "reshaped_model", "strides_model", "views_of"]
 
-MAX_DEPTH = 8
+MAX_DEPTH = 64
 
 
 class Transform:
