@@ -440,7 +440,7 @@ def _held_loop_state() -> list[Node]:
     return out
 
 
-_executor.SYNC_EXTRA[0] = _held_loop_state
+_executor.SYNC_EXTRA[:] = [_held_loop_state, _loop[1]]
 
 if _graph.NATIVE:  # the same in C (every recorded op returns through wrap)
     _graph._graphcore.configure_array(Array, _flush, _cut, _flags._values, _loop)

@@ -345,9 +345,10 @@ def plan(roots: list[Node]) -> tuple:
     return order, bufs, scalars, outs, (device, struct)
 
 
-# set by the Array layer: the pending nodes an explicit materialization computes besides the
-# ones asked for (the state of a loop that auto-flushes: api/array.py, _held_loop_state)
-SYNC_EXTRA: list[Any] = [None]
+# set by the Array layer: [a function giving the pending nodes an explicit materialization
+# computes besides the ones asked for (the state of a loop that auto-flushes: api/array.py,
+# _held_loop_state), the list it reads (empty: nothing to add, no call on the hot path)]
+SYNC_EXTRA: list[Any] = [None, ()]
 
 
 def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None) -> None:
@@ -357,7 +358,7 @@ def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None)
     if _flags._values["materialize_guard"] != "allow":
         _guard(cause, where)
     with _lock:
-        if cause != "auto_flush":
+        if SYNC_EXTRA[1] and cause != "auto_flush":
             extra = SYNC_EXTRA[0]()
             if extra:
                 nodes = [*nodes, *extra]
