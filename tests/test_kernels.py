@@ -16,8 +16,9 @@ import pytest
 import xla_array as xp
 from xla_array.core import executor, registry, rewrite
 from xla_array.core.cache import executables
+from xla_array.core.ops.reductions import regular_rows
 from xla_array.core.ops.structural import OPS
-from xla_array.kernels import library, lu_perm, rowpass
+from xla_array.kernels import library, lu_perm, pairwise, rowpass
 
 KERNELS_DIR = os.path.dirname(library.__file__)
 
@@ -45,7 +46,7 @@ def no_kernels(monkeypatch):
     """As in a package built without the kernels: none available (executables compiled with
     them are dropped, as a process without them would never have had them)."""
     for k in registry.KERNELS.values():
-        lib = {"rowpass": rowpass._LIB, "lu_perm": lu_perm._LIB}[k.kind]
+        lib = {"rowpass": rowpass._LIB, "lu_perm": lu_perm._LIB, "pairwise": pairwise._LIB}[k.kind]
         monkeypatch.setattr(lib, "ok", False)
     executables.clear()
     yield
@@ -53,7 +54,7 @@ def no_kernels(monkeypatch):
 
 
 def test_each_kernel_has_one_record():
-    assert set(registry.KERNELS) == {"rowpass", "lu_perm"}
+    assert set(registry.KERNELS) == {"rowpass", "lu_perm", "pairwise"}
     for k in registry.KERNELS.values():
         assert os.path.exists(os.path.join(KERNELS_DIR, k.source)), k.source
         assert OPS[k.op.name] is k.op and k.replaces in OPS
@@ -117,7 +118,7 @@ def test_where_the_rewrite_applies_and_where_not(small_rowpass):
     with xp.flags.using(rowpass=False):  # the setting, read at lowering
         assert "xla_array_rowpass" not in xp.debug.mlir(Xx.T @ (t - yx))
         assert "rowpass" not in executor._disk_context({})
-    assert "kernels lu_perm,rowpass" in executor._disk_context({})
+    assert "kernels lu_perm,pairwise,rowpass" in executor._disk_context({})
 
 
 def test_below_the_size_rule_it_stays_two_products():
@@ -190,9 +191,44 @@ def test_native_off_turns_the_kernels_off_quietly():
         a = np.eye(4) * 3 + 1
         assert np.allclose(np.asarray(xp.linalg.solve(xp.asarray(a), xp.ones(4))),
                            np.linalg.solve(a, np.ones(4)))
+        v = np.random.default_rng(1).standard_normal((3, 1000)) * 1e3
+        s = xp.sum(xp.asarray(v), axis=1)
+        assert "xla_array_" not in xp.debug.mlir(s)
+        assert np.array_equal(np.asarray(s), np.sum(v, axis=1))  # NumPy's order, bit for bit
         print(sorted(k.kind for k in registry.KERNELS.values() if not k.available()),
               registry.context() == "")
     """, {"XLA_ARRAY_NATIVE": "0", "XLA_ARRAY_CACHE_DIR": "off"})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["['lu_perm',", "'rowpass']", "True"]
+    assert r.stdout.split() == ["['lu_perm',", "'pairwise',", "'rowpass']", "True"]
     assert "unavailable" not in r.stderr
+
+
+# row lengths: regular recursions (written with reshapes) and irregular ones (the kernel, or
+# XLA's gather form without it), under 8, one block, the tail riding on a split leaf
+_LENGTHS = [1, 7, 8, 10, 36, 128, 129, 200, 264, 1000, 1024, 4099, 65537]
+
+
+def _rows(dtype, m, rng):
+    x = rng.standard_normal((3, m)) * np.exp(rng.uniform(-12, 12, (3, m)))
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal((3, m)) * np.exp(rng.uniform(-12, 12, (3, m)))
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.float16])
+def test_row_sums_are_numpys_bit_for_bit_with_and_without_the_kernel(dtype, monkeypatch):
+    """NumPy's pairwise order (core/ops/reductions.py, kernels/pairwise.py): values spread
+    over 24 binades, so any other association of the additions shows in the last bits."""
+    rng = np.random.default_rng(7)
+    cases = [_rows(dtype, m, rng) for m in _LENGTHS]
+    for with_kernel in (True, False):
+        if not with_kernel:
+            monkeypatch.setattr(pairwise._LIB, "ok", False)
+            executables.clear()
+        for x in cases:
+            got = xp.sum(xp.asarray(x), axis=-1)
+            irregular = not regular_rows(x.shape[1], 4 if x.dtype.kind == "c" else 8)
+            uses = "xla_array_pairwise_sum" in xp.debug.mlir(got)
+            assert uses == (with_kernel and irregular and pairwise.available()), x.shape
+            np.testing.assert_array_equal(np.asarray(got), np.sum(x, axis=-1))
+    executables.clear()

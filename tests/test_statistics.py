@@ -243,7 +243,8 @@ def test_max_reductions_skip_their_nan_pass_only_where_the_results_are_nan_anywa
 
 def test_bool_and_integer_reductions_over_trailing_axes_compile_without_the_tree():
     # such graphs are compiled without XLA's tree_reduction_rewriter (3-5 kernels -> 1; the
-    # result does not depend on the order); leading axes and float sums keep it
+    # result does not depend on the order); leading axes keep it (float sums over trailing
+    # axes are written out in NumPy's order: no XLA reduction)
     rng = np.random.default_rng(5)
     a = rng.standard_normal((20_000, 16))
     i = rng.integers(-50, 50, (20_000, 16)).astype(np.int32)
@@ -260,8 +261,51 @@ def test_bool_and_integer_reductions_over_trailing_axes_compile_without_the_tree
     for got, want in flat:
         assert "reduce-window" not in xp.debug.hlo(got)
         np.testing.assert_array_equal(np.asarray(got), want)
-    kept = [(xp.any(x > 2.5, axis=0), np.any(a > 2.5, axis=0)),  # a leading axis
-            (xp.sum(x[:100]), np.sum(a[:100]))]                    # a float sum
+    kept = [(xp.any(x > 2.5, axis=0), np.any(a > 2.5, axis=0))]  # a leading axis
     for got, want in kept:
         assert "reduce-window" in xp.debug.hlo(got)
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+
+
+def test_a_rows_sum_is_numpys_whatever_the_rows_and_graph_around_it():
+    """SciPy's bootstrap compares the means of 100 resamples computed in one array and in ten
+    of 10: the sum of a row must not depend on the other rows nor on the graph it is fused in.
+    Sums over trailing axes follow NumPy's pairwise order (core/ops/reductions.py)."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((100, 10)) * np.exp(rng.uniform(-8, 8, (100, 10)))
+    whole = np.asarray(xp.mean(xp.asarray(a), axis=-1))
+    parts = np.concatenate([np.asarray(xp.mean(xp.asarray(a[i:i + 10]), axis=-1))
+                            for i in range(0, 100, 10)])
+    fused = np.asarray(xp.mean(xp.asarray(a) * 1.0, axis=-1) + 0.0)
+    np.testing.assert_array_equal(whole, np.mean(a, axis=-1))
+    np.testing.assert_array_equal(parts, whole)
+    np.testing.assert_array_equal(fused, whole)
+    # var and std: NumPy's own formula, its order of additions
+    for f in ("var", "std"):
+        np.testing.assert_array_equal(np.asarray(getattr(xp, f)(xp.asarray(a), axis=1)),
+                                      getattr(np, f)(a, axis=1))
+    # SciPy's sigmaclip: a sum of 36 squares, then the same again in another graph
+    c = rng.standard_normal(36) * 3
+    m, s = xp.mean(xp.asarray(c)), xp.std(xp.asarray(c))
+    assert float(m - 4 * s) == float(np.mean(c) - 4 * np.std(c))
+    # every axis, a leading size-1 axis, axis=None, keepdims
+    b = rng.standard_normal((1, 6, 37)) * np.exp(rng.uniform(-8, 8, (1, 6, 37)))
+    for axis in (None, 2, (1, 2), (0, 2), -1):
+        np.testing.assert_array_equal(np.asarray(xp.sum(xp.asarray(b), axis=axis)),
+                                      np.sum(b, axis=axis))
+    np.testing.assert_array_equal(np.asarray(xp.sum(xp.asarray(b), axis=2, keepdims=True)),
+                                  np.sum(b, axis=2, keepdims=True))
+
+
+def test_numpy_order_sums_keep_nan_inf_and_zero_signs():
+    rows = np.array([[-0.0] * 9, [0.0, -0.0] * 4 + [-0.0], [1.0, np.inf, 2.0] * 3,
+                     [np.inf, -np.inf] + [1.0] * 7, [np.nan] + [1.0] * 8])
+    got = np.asarray(xp.sum(xp.asarray(rows), axis=1))
+    with np.errstate(invalid="ignore"):
+        want = np.sum(rows, axis=1)
+    np.testing.assert_array_equal(got, want)
+    assert not np.signbit(got[0])  # NumPy adds the sum to 0.0: -0.0 becomes 0.0
+    assert float(xp.sum(xp.asarray(np.full(300, -0.0)))) == 0.0
+    with xp.flags.using(fast_math=True):  # XLA's own reduction: same values up to rounding
+        np.testing.assert_allclose(np.asarray(xp.sum(xp.asarray(rows[2:4]), axis=1)),
+                                   np.sum(rows[2:4], axis=1))

@@ -19,8 +19,9 @@ from typing import Any
 from ..core import axes as _axes
 from ..core import dtypes as _dtypes
 from ..core.graph import record
+from ..core.ops.reductions import ArgReduce
 from ..core.ops.sorting import Scatter1d, SearchSorted
-from ..core.ops.structural import OPS, ArgReduce, Convert
+from ..core.ops.structural import OPS, Convert
 from .array import Array, as_array, operand_nodes, wrap
 from .creation import iota, zeros
 from .dtype_functions import astype

@@ -24,8 +24,9 @@ from ..core import dtypes as _dtypes
 from ..core.dtypes import DType
 from ..core.graph import record
 from ..core.ops import sorting as _ops_sort  # noqa: F401  (registers cumreduce)
+from ..core.ops.reductions import Reduce
 from ..core.ops.sorting import CumReduce
-from ..core.ops.structural import OPS, Reduce
+from ..core.ops.structural import OPS
 from .array import Array, as_array, wrap
 from .dtype_functions import astype
 from .elementwise import sqrt

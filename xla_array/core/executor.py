@@ -27,7 +27,7 @@ from .cache import disk, executables
 from .graph import BUFFER, SCALAR, Node, Placeholder, plan_graph, user_frame
 from .keys import explain_key
 from .lower import lower, scalar_groups
-from .ops.structural import order_free_reductions
+from .ops.reductions import order_free_reductions
 
 __all__ = ["materialize_nodes", "run_checks", "CompileError"]
 

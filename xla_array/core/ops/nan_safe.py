@@ -83,8 +83,9 @@ def _poison(n: Any, ins: tuple, kinds: dict, xs: tuple, keep: tuple, red: tuple,
         return "row"
     if name == "broadcast" and s == xs and got[0] == "row" and ins[0].shape == keep:
         return "full"
-    if name == "reduce" and n.attrs.kind in ("sum", "prod") and got[0] in ("pos", "full") \
-            and ins[0].shape == xs and set(n.attrs.axes) == set(mattrs.axes):
+    if name in ("reduce", "pairwise_sum") and n.attrs.kind in ("sum", "prod") \
+            and got[0] in ("pos", "full") and ins[0].shape == xs \
+            and set(n.attrs.axes) == set(mattrs.axes):
         return "row"
     return None
 

@@ -19,11 +19,10 @@ from .. import graph as _graph
 from ..dtypes import DType
 from ..graph import OpDef
 from ..lower import Emitter, tensor_type
-from . import nan_safe as _nan_safe  # noqa: F401  (registers its lower.FACTS entry)
 
 __all__ = ["OPS", "broadcast_shapes", "bcast", "check_shape", "convert", "Convert", "Reshape",
            "Broadcast", "Transpose", "Slice", "Reverse", "Concat", "Pad", "Iota", "DotGeneral",
-           "Get", "Reduce", "ArgReduce", "Bitcast"]
+           "Get", "Bitcast"]
 
 OPS: dict[str, OpDef] = {}
 
@@ -412,148 +411,6 @@ def _lower_get(e: Emitter, n: Any, a: list) -> str:
 GET = define("get", _infer_get, _lower_get, attrs=Get)
 GET.keep = True
 define("get_internal", _infer_get, _lower_get, attrs=Get)
-
-
-# ---------------------------------------------------------------- reductions
-
-_REDUCE_BODY = {"sum": "stablehlo.add", "prod": "stablehlo.multiply", "max": "stablehlo.maximum",
-                "min": "stablehlo.minimum", "any": "stablehlo.or", "all": "stablehlo.and"}
-
-
-def _init_value(kind: str, d: DType) -> Any:
-    if kind in ("sum", "any"):
-        return 0
-    if kind in ("prod", "all"):
-        return 1
-    if d.kind == "b":
-        return kind == "min"
-    if d.kind in "iu":
-        ii = dt.iinfo(d)
-        return ii.min if kind == "max" else ii.max
-    return float("-inf") if kind == "max" else float("inf")
-
-
-class Reduce(NamedTuple):
-    """``kind``: sum, prod, max, min, any or all over ``axes``; the input already has the
-    result's dtype (the namespace function converts it)."""
-    kind: str
-    axes: tuple
-
-
-def _infer_reduce(inputs: tuple, attrs: Reduce) -> tuple:
-    kind, axes = attrs
-    s = inputs[0].shape
-    if kind not in _REDUCE_BODY:
-        raise ValueError(f"reduce: unknown reduction {kind!r}")
-    _axes_in(axes, len(s), kind)
-    return tuple(d for i, d in enumerate(s) if i not in axes), inputs[0].dtype
-
-
-def _lower_reduce(e: Emitter, n: Any, a: list) -> str:
-    kind, axes = n.attrs
-    d = n.dtype
-    init = e.const(_init_value(kind, d), d)
-    body = e.scalar_body(_REDUCE_BODY[kind], d)
-    r = e.op("stablehlo.reduce", [a[0], init], tensor_type(n.shape, d),
-             f"dimensions = {i64s(axes)}", region=body)
-    if kind in ("max", "min") and d.kind == "f" and id(n) not in e.facts.get("nan_safe", ()):
-        # XLA:CPU hands float max/min reductions of 4096+ elements to YNNPACK, whose max/min
-        # skip NaN (jaxlib 0.10.2 and 0.12; jax.numpy gives the same wrong answers). The
-        # standard and NumPy propagate NaN. A sum of absolute values (YNNPACK too) is NaN
-        # exactly where the reduced values hold a NaN (|inf| + |inf| is inf, never NaN); it
-        # costs one more pass over the input, which ``nan_safe.nan_safe_reductions`` spares
-        # where the graph's results are NaN on those rows anyway (softmax, logsumexp).
-        x = n.inputs[0]
-        f = e.op("stablehlo.abs", [a[0]], tensor_type(x.shape, d))
-        s = e.op("stablehlo.reduce", [f, e.const(0, d)], tensor_type(n.shape, d),
-                 f"dimensions = {i64s(axes)}", region=e.scalar_body("stablehlo.add", d))
-        r = select(e, compare(e, "NE", s, s, n.shape, d), s, r, n.shape, d)
-    return r
-
-
-define("reduce", _infer_reduce, _lower_reduce, attrs=Reduce)
-
-
-
-
-def order_free_reductions(order: list) -> bool:
-    """Whether the graph ``order`` reduces, and only bool/integer values over trailing axes:
-    then it compiles without XLA's ``tree_reduction_rewriter`` (``executor``).
-
-    XLA:CPU rewrites a large reduction into a tree of windowed reductions (for the accuracy of
-    float sums); YNNPACK takes big float sums and max/min, but bool and integer reductions go
-    through the tree: 3-5 kernels, each compiled by LLVM. Their result does not depend on the
-    order (wrapping integer sums included), and over trailing axes one loop compiles and runs
-    faster than the tree. Leading axes keep the tree: there one loop runs slower (figures in
-    docs/performance.md, "Measured choices")."""
-    reduce_op = OPS["reduce"]
-    found = False
-    for n in order:
-        if n.op.name == "index_check":  # an int64 max over every axis of the indices
-            found = True
-        elif n.op is reduce_op:
-            x, axes = n.inputs[0], n.attrs.axes
-            if x.dtype.kind not in "biu":
-                return False
-            r = len(x.shape)
-            if tuple(sorted(axes)) != tuple(range(r - len(axes), r)):
-                return False
-            found = True
-    return found
-
-
-class ArgReduce(NamedTuple):
-    kind: str  # max or min
-    axis: int
-
-
-def _infer_argreduce(inputs: tuple, attrs: ArgReduce) -> tuple:
-    kind, axis = attrs
-    s = inputs[0].shape
-    if kind not in ("max", "min"):
-        raise ValueError(f"argreduce: unknown reduction {kind!r}")
-    _axes_in((axis,), len(s), f"arg{kind}")
-    return tuple(d for i, d in enumerate(s) if i != axis), dt.int64
-
-
-def _lower_argreduce(e: Emitter, n: Any, a: list) -> str:
-    """argmax/argmin: a two-operand reduce; ties and NaN pick the first index (as NumPy)."""
-    kind, axis = n.attrs
-    x = n.inputs[0]
-    d, i64 = x.dtype, dt.int64
-    idx = e.op("stablehlo.iota", [], tensor_type(x.shape, i64), f"iota_dimension = {axis} : i64")
-    tv, ti = tensor_type((), d), tensor_type((), i64)
-    va, ia, vb, ib = e.fresh(), e.fresh(), e.fresh(), e.fresh()
-
-    def body(b: Emitter) -> list:
-        direction = "GT" if kind == "max" else "LT"
-        better = compare(b, direction, va, vb, (), d)
-        eq = compare(b, "EQ", va, vb, (), d)
-        if d.kind in "fc":
-            a_nan = compare(b, "NE", va, va, (), d)
-            b_nan = compare(b, "NE", vb, vb, (), d)
-            b_ok = b.op("stablehlo.not", [b_nan], tensor_type((), dt.bool))
-            better = b.op("stablehlo.or", [better, b.op("stablehlo.and", [a_nan, b_ok],
-                                                          tensor_type((), dt.bool))],
-                          tensor_type((), dt.bool))
-            eq = b.op("stablehlo.or", [eq, b.op("stablehlo.and", [a_nan, b_nan],
-                                                  tensor_type((), dt.bool))],
-                      tensor_type((), dt.bool))
-        first = compare(b, "LT", ia, ib, (), i64)
-        tie = b.op("stablehlo.and", [eq, first], tensor_type((), dt.bool))
-        take = b.op("stablehlo.or", [better, tie], tensor_type((), dt.bool))
-        return [select(b, take, va, vb, (), d), select(b, take, ia, ib, (), i64)]
-
-    region = e.block([(va, tv), (ia, ti), (vb, tv), (ib, ti)], body)
-    init_v = e.const(_init_value(kind, d), d)
-    init_i = e.const(2**63 - 1, i64)
-    r = e.op("stablehlo.reduce", [a[0], idx, init_v, init_i],
-             [tensor_type(n.shape, d), tensor_type(n.shape, i64)],
-             f"dimensions = {i64s([axis])}", region=region)
-    return f"{r}#1"
-
-
-define("argreduce", _infer_argreduce, _lower_argreduce, attrs=ArgReduce)
 
 
 def record_multi(op: OpDef, inputs: tuple, attrs: tuple, keep: bool = True) -> list:

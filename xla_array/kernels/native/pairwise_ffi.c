@@ -1,0 +1,149 @@
+/* XLA FFI handler summing rows in NumPy's pairwise order (xla_array_pairwise_sum).
+ *
+ * Built with the package (setup.py) against jaxlib's FFI header, loaded and registered as the
+ * CPU custom-call target xla_array_pairwise_sum by xla_array/kernels/pairwise.py. NumPy adds
+ * the values of a contiguous row by pairwise summation (pairwise_sum in
+ * numpy/_core/src/umath/loops_utils.h.src): under 8 values one after the other; up to 128,
+ * eight accumulators and the leftover values after them; above, the two halves cut at
+ * n/2 - (n/2) % 8. Complex rows are summed as (re, im) pairs with the same counts in scalars.
+ * The sum is then added to the identity 0.0. This is that algorithm, the same additions in the
+ * same order (built without -ffast-math: the compiler neither reassociates nor contracts).
+ * XLA's ops compute the same order for rows whose recursion is regular
+ * (core/ops/reductions.py); rows whose halves have unequal lengths come here.
+ *
+ * Operand: float32, float64, complex64 or complex128 of any shape, row-major; result: the same
+ * dtype, one value per row: the operand's element count divided by the result's is the row
+ * length.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ffi_common.h"
+
+int xa_pairwise_sum_abi(void) { return 1; }
+
+#define PAIRWISE_REAL(NAME, T)                                                                \
+    static T NAME(const T *a, int64_t n) {                                                    \
+        if (n < 8) {                                                                          \
+            T res = (T)-0.0;                                                                  \
+            for (int64_t i = 0; i < n; i++) res += a[i];                                      \
+            return res;                                                                       \
+        }                                                                                     \
+        if (n <= 128) {                                                                       \
+            T r[8];                                                                           \
+            for (int j = 0; j < 8; j++) r[j] = a[j];                                          \
+            int64_t i;                                                                        \
+            for (i = 8; i < n - (n % 8); i += 8)                                              \
+                for (int j = 0; j < 8; j++) r[j] += a[i + j];                                 \
+            T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));        \
+            for (; i < n; i++) res += a[i];                                                   \
+            return res;                                                                       \
+        }                                                                                     \
+        int64_t n2 = n / 2;                                                                   \
+        n2 -= n2 % 8;                                                                         \
+        return NAME(a, n2) + NAME(a + n2, n - n2);                                            \
+    }
+
+/* n counts scalars (twice the complex values); a holds re, im, re, im, ... */
+#define PAIRWISE_COMPLEX(NAME, T)                                                             \
+    static void NAME(T *rr, T *ri, const T *a, int64_t n) {                                   \
+        if (n < 8) {                                                                          \
+            *rr = (T)-0.0;                                                                    \
+            *ri = (T)-0.0;                                                                    \
+            for (int64_t i = 0; i < n; i += 2) {                                              \
+                *rr += a[i];                                                                  \
+                *ri += a[i + 1];                                                              \
+            }                                                                                 \
+            return;                                                                           \
+        }                                                                                     \
+        if (n <= 128) {                                                                       \
+            T r[8];                                                                           \
+            for (int j = 0; j < 8; j++) r[j] = a[j];                                          \
+            int64_t i;                                                                        \
+            for (i = 8; i < n - (n % 8); i += 8)                                              \
+                for (int j = 0; j < 8; j++) r[j] += a[i + j];                                 \
+            *rr = (r[0] + r[2]) + (r[4] + r[6]);                                              \
+            *ri = (r[1] + r[3]) + (r[5] + r[7]);                                              \
+            for (; i < n; i += 2) {                                                           \
+                *rr += a[i];                                                                  \
+                *ri += a[i + 1];                                                              \
+            }                                                                                 \
+            return;                                                                           \
+        }                                                                                     \
+        T rr1, ri1, rr2, ri2;                                                                 \
+        int64_t n2 = n / 2;                                                                   \
+        n2 -= n2 % 8;                                                                         \
+        NAME(&rr1, &ri1, a, n2);                                                              \
+        NAME(&rr2, &ri2, a + n2, n - n2);                                                     \
+        *rr = rr1 + rr2;                                                                      \
+        *ri = ri1 + ri2;                                                                      \
+    }
+
+PAIRWISE_REAL(pw_f64, double)
+PAIRWISE_REAL(pw_f32, float)
+PAIRWISE_COMPLEX(pw_c128, double)
+PAIRWISE_COMPLEX(pw_c64, float)
+
+static int64_t numel(const XLA_FFI_Buffer *b) {
+    int64_t n = 1;
+    for (int64_t i = 0; i < b->rank; i++) n *= b->dims[i];
+    return n;
+}
+
+XLA_FFI_Error *xa_pairwise_sum(XLA_FFI_CallFrame *cf) {
+    if (xa_metadata_query(cf)) return NULL;
+    if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
+    if (cf->args.size != 1 || cf->rets.size != 1 ||
+        cf->args.types[0] != XLA_FFI_ArgType_BUFFER ||
+        cf->rets.types[0] != XLA_FFI_RetType_BUFFER)
+        return xa_fail(cf, "xla_array_pairwise_sum: expects one buffer operand and one result");
+    XLA_FFI_Buffer *X = (XLA_FFI_Buffer *)cf->args.args[0];
+    XLA_FFI_Buffer *R = (XLA_FFI_Buffer *)cf->rets.rets[0];
+    if (X->dtype != R->dtype)
+        return xa_fail(cf, "xla_array_pairwise_sum: operand and result dtypes differ");
+    int64_t rows = numel(R), total = numel(X);
+    if (rows == 0) return NULL;
+    if (total % rows != 0)
+        return xa_fail(cf, "xla_array_pairwise_sum: operand is not a whole number of rows");
+    int64_t m = total / rows;
+    switch (X->dtype) {
+    case XLA_FFI_DataType_F64: {
+        const double *x = (const double *)X->data;
+        double *r = (double *)R->data;
+        for (int64_t i = 0; i < rows; i++) r[i] = 0.0 + pw_f64(x + i * m, m);
+        return NULL;
+    }
+    case XLA_FFI_DataType_F32: {
+        const float *x = (const float *)X->data;
+        float *r = (float *)R->data;
+        for (int64_t i = 0; i < rows; i++) r[i] = 0.0f + pw_f32(x + i * m, m);
+        return NULL;
+    }
+    case XLA_FFI_DataType_C128: {
+        const double *x = (const double *)X->data;
+        double *r = (double *)R->data;
+        for (int64_t i = 0; i < rows; i++) {
+            double re, im;
+            pw_c128(&re, &im, x + 2 * i * m, 2 * m);
+            r[2 * i] = 0.0 + re;
+            r[2 * i + 1] = 0.0 + im;
+        }
+        return NULL;
+    }
+    case XLA_FFI_DataType_C64: {
+        const float *x = (const float *)X->data;
+        float *r = (float *)R->data;
+        for (int64_t i = 0; i < rows; i++) {
+            float re, im;
+            pw_c64(&re, &im, x + 2 * i * m, 2 * m);
+            r[2 * i] = 0.0f + re;
+            r[2 * i + 1] = 0.0f + im;
+        }
+        return NULL;
+    }
+    default:
+        return xa_fail(cf, "xla_array_pairwise_sum: takes float32, float64, complex64 or "
+                           "complex128");
+    }
+}
