@@ -16,7 +16,7 @@ import pytest
 import xla_array as xp
 from xla_array.core import executor, registry, rewrite
 from xla_array.core.cache import executables
-from xla_array.core.ops.reductions import regular_rows
+from xla_array.core.ops.reductions import SEQUENTIAL_ROWS, regular_rows, sum_plan
 from xla_array.core.ops.structural import OPS
 from xla_array.kernels import library, lu_perm, pairwise, rowpass
 
@@ -231,4 +231,34 @@ def test_row_sums_are_numpys_bit_for_bit_with_and_without_the_kernel(dtype, monk
             uses = "xla_array_pairwise_sum" in xp.debug.mlir(got)
             assert uses == (with_kernel and irregular and pairwise.available()), x.shape
             np.testing.assert_array_equal(np.asarray(got), np.sum(x, axis=-1))
+    executables.clear()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+def test_column_sums_add_rows_in_order_with_the_kernel(dtype, monkeypatch):
+    """``sum(x, axis=0)``: NumPy adds the rows one after the other. Up to SEQUENTIAL_ROWS rows
+    XLA's ops write that out; more go to the column-sum kernel (NumPy's bits), or without it
+    to XLA's reduction (NumPy's value up to rounding)."""
+    rng = np.random.default_rng(8)
+    shapes = [((9, 40), 0), ((300, 7), 0), ((50, 3, 20), (0, 2)), ((4, 30, 6), (0, 1))]
+    cases = []
+    for shape, axis in shapes:
+        x = rng.standard_normal(shape) * np.exp(rng.uniform(-12, 12, shape))
+        if np.dtype(dtype).kind == "c":
+            x = x - 1j * x[::-1]
+        cases.append((x.astype(dtype), axis))
+    for with_kernel in (True, False):
+        if not with_kernel:
+            monkeypatch.setattr(pairwise._COLUMNS, "ok", False)
+            executables.clear()
+        for x, axis in cases:
+            got = xp.sum(xp.asarray(x), axis=axis)
+            axes = tuple(int(a) for a in np.atleast_1d(axis))
+            long = sum_plan(x.shape, axes)[1] > SEQUENTIAL_ROWS
+            kernel = with_kernel and pairwise.available() and long
+            assert ("xla_array_column_sum" in xp.debug.mlir(got)) == kernel, (x.shape, axis)
+            if kernel or not long:
+                np.testing.assert_array_equal(np.asarray(got), np.sum(x, axis=axis))
+            else:
+                np.testing.assert_allclose(np.asarray(got), np.sum(x, axis=axis), rtol=1e-5)
     executables.clear()

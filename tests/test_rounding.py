@@ -187,6 +187,38 @@ def test_division_special_values_unchanged():
     assert int(np.sum(_ulps(got, want)[ok | np.isnan(want) | (want == 0)] != 0)) == 0
 
 
+def test_division_by_a_scalar_is_exact_for_shapes_with_unit_axes():
+    """The divisor is hidden from XLA's reciprocal rewrite behind an iota predicate; an iota
+    along an axis of length 1 is a constant, which the simplifier folded: ``x / 12`` for x of
+    shape (1, 50), e.g. a ``mean(..., keepdims=True)`` over axis 0, was ``x * (1 / 12)``."""
+    rng = np.random.default_rng(4)
+    for shape in [(1, 50), (50, 1), (1, 7, 1), (1,), ()]:
+        a = rng.standard_normal(shape) * 1e3
+        np.testing.assert_array_equal(np.asarray(xp.asarray(a) / 12), a / 12)
+    c = rng.standard_normal((12, 50)) * np.exp(rng.uniform(-8, 8, (12, 50)))
+    np.testing.assert_array_equal(np.asarray(xp.mean(xp.asarray(c), axis=0, keepdims=True)),
+                                  np.mean(c, axis=0, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_powers_numpy_computes_by_other_functions(dtype):
+    """NumPy computes x ** 2, x ** 0.5 and x ** -1 (Python-scalar exponents, real float x)
+    as x * x, sqrt(x) and 1 / x; XLA's pow with a run-time exponent differed by an
+    ulp in 0.1% of values (and at -inf, -0.0 for 0.5)."""
+    rng = np.random.default_rng(6)
+    a = (rng.standard_normal(20000) * 10).astype(dtype)
+    a[:3] = [-np.inf, -0.0, 0.0]
+    x = xp.asarray(a)
+    for p in (2, 2.0, 0.5, -1, -1.0, 3, 1.5):
+        with np.errstate(all="ignore"):
+            want, want_fn = a ** p, np.power(a, p)
+        for got in (x ** p, xp.pow(x, p)):
+            assert got.dtype == x.dtype, p
+            np.testing.assert_array_equal(np.asarray(got), want, err_msg=str(p))
+        np.testing.assert_array_equal(want, want_fn)
+    assert xp.debug.mlir(x ** 2).count("stablehlo.power") == 0
+
+
 def test_xla_does_not_fold_log_of_pow_or_exp():
     """Found by the fuzzer: XLA's simplifier rewrote log(pow(a, b)) as b * log|a|, log(exp(x))
     as x (jaxlib 0.10) and pow(exp(a), b) as exp(a * b), wrong where the inner result

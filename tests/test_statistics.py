@@ -295,6 +295,12 @@ def test_a_rows_sum_is_numpys_whatever_the_rows_and_graph_around_it():
                                       np.sum(b, axis=axis))
     np.testing.assert_array_equal(np.asarray(xp.sum(xp.asarray(b), axis=2, keepdims=True)),
                                   np.sum(b, axis=2, keepdims=True))
+    # a leading axis: NumPy adds the rows one after the other (written out up to 16 rows;
+    # beyond, the column-sum kernel: tests/test_kernels.py)
+    c = rng.standard_normal((12, 50)) * np.exp(rng.uniform(-8, 8, (12, 50)))
+    for f in ("sum", "mean", "var"):
+        np.testing.assert_array_equal(np.asarray(getattr(xp, f)(xp.asarray(c), axis=0)),
+                                      getattr(np, f)(c, axis=0))
 
 
 def test_numpy_order_sums_keep_nan_inf_and_zero_signs():

@@ -48,7 +48,10 @@ def hidden(e: Emitter, v: str, other: str, s: tuple, d: DType) -> str:
     """``v`` as ``select(iota == -1, other, v)``: equal to it, but no longer a broadcast or a
     constant for XLA's algebraic simplifier."""
     it = tensor_type(s, dt.int32)
-    i = (e.op("stablehlo.iota", [], it, "iota_dimension = 0 : i64") if s
+    # along the longest axis: an iota along an axis of length 1 is a constant 0, which the
+    # simplifier folds (x / 12 for x of shape (1, 50) became x * (1 / 12))
+    axis = max(range(len(s)), key=lambda a: s[a]) if s else 0
+    i = (e.op("stablehlo.iota", [], it, f"iota_dimension = {axis} : i64") if s
          else e.const(0, dt.int32))
     never = compare(e, "EQ", i, bcast(e, e.const(-1, dt.int32), (), s, dt.int32), s, dt.int32)
     return select(e, never, other, v, s, d)

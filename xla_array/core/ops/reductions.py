@@ -1,9 +1,9 @@
 """Reductions: ``reduce`` (sum, prod, max, min, any, all over axes) and ``argreduce``.
 
-Float and complex sums over trailing axes are written out in NumPy's pairwise order (below),
-so a row's sum is NumPy's, whatever the shape around it and the graph it is fused in, unless
-``fast_math`` is on (XLA's own reduction: faster, rounded by shape). Sums over leading axes,
-which NumPy adds row after row, stay XLA's reductions.
+Float and complex sums are written out in NumPy's order (below): pairwise over the trailing
+reduced axes, row after row over the others. A sum is NumPy's, whatever the shape around it and
+the graph it is fused in, unless ``fast_math`` is on (XLA's own reduction: faster, rounded by
+shape).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from . import nan_safe as _nan_safe  # noqa: F401  (registers its lower.FACTS en
 from .ieee import faithful, produced_by, unfoldable
 from .structural import OPS, _axes_in, compare, define, i64s, select
 
-__all__ = ["Reduce", "ArgReduce", "order_free_reductions", "pairwise_rows", "row_plan",
-           "regular_rows", "numpy_order", "WIDE"]
+__all__ = ["Reduce", "ArgReduce", "order_free_reductions", "pairwise_rows", "sum_plan",
+           "regular_rows", "numpy_order", "numpy_order_sum", "SEQUENTIAL_ROWS", "WIDE"]
 
 # ---------------------------------------------------------------- reductions
 
@@ -61,9 +61,7 @@ def _lower_reduce(e: Emitter, n: Any, a: list) -> str:
     kind, axes = n.attrs
     d = n.dtype
     if numpy_order(n):
-        r = _numpy_order_sum(e, n, a[0])
-        if r is not None:
-            return r
+        return numpy_order_sum(e, n, a[0])
     init = e.const(_init_value(kind, d), d)
     body = e.scalar_body(_REDUCE_BODY[kind], d)
     r = e.op("stablehlo.reduce", [a[0], init], tensor_type(n.shape, d),
@@ -179,16 +177,24 @@ def numpy_order(n: Any) -> bool:
         bool(math.prod(n.inputs[0].shape))
 
 
-def _numpy_order_sum(e: Emitter, n: Any, x: str) -> str | None:
-    """The sum ``n`` in NumPy's order where the reduced axes (size-1 axes aside) end the
-    shape or include its last axis; None where the last axis is kept (a column sum, left to
-    XLA's reduction)."""
+# the longest run of rows a column sum adds with XLA's ops, one after the other (longer runs:
+# the column-sum kernel, or XLA's reduction without it)
+SEQUENTIAL_ROWS = 16
+
+
+def numpy_order_sum(e: Emitter, n: Any, x: str, row_call: Any = None,
+                    column_call: Any = None) -> str:
+    """The sum ``n`` (``numpy_order(n)``) in NumPy's order: over the trailing run of reduced
+    axes (size-1 axes aside), each row's pairwise sum; over the other reduced axes, the row
+    sums (or the values, when the last axis is kept: ``sum(x, axis=0)``) added one after the
+    other in index order, as NumPy's loop adds rows into its result. ``row_call(e, v, p, m,
+    d)`` and ``column_call(e, v, r, k, d)`` are the native kernels' forms (``kernels/
+    pairwise.py``), or None: then irregular rows take the gather form and runs of more than
+    ``SEQUENTIAL_ROWS`` rows XLA's reduction (whose order is its own)."""
     src = n.inputs[0]
     d = n.dtype
     sq = [(i, s) for i, s in enumerate(src.shape) if s != 1]
     red = [j for j, (i, _) in enumerate(sq) if i in n.attrs.axes]
-    if red and red[-1] != len(sq) - 1:
-        return None
     acc = WIDE.get(d.name, d)
     v = x
     if acc is not d:
@@ -201,20 +207,44 @@ def _numpy_order_sum(e: Emitter, n: Any, x: str) -> str | None:
     t0 = len(dims)
     while t0 and t0 - 1 in red:
         t0 -= 1
-    p, m = math.prod(dims[:t0]), math.prod(dims[t0:])
-    v = e.op("stablehlo.reshape", [v], tensor_type((p, m), acc))
-    s = pairwise_rows(e, v, p, m, acc) if red else v
     lead = dims[:t0]
-    s = e.op("stablehlo.reshape", [s], tensor_type(lead, acc))
+    p, m = math.prod(lead), math.prod(dims[t0:])
+    if t0 < len(dims):
+        v = e.op("stablehlo.reshape", [v], tensor_type((p, m), acc))
+        v = row_call(e, v, p, m, acc) if row_call is not None and \
+            not regular_rows(m, 4 if acc.kind == "c" else 8) else pairwise_rows(e, v, p, m, acc)
+    v = e.op("stablehlo.reshape", [v], tensor_type(lead, acc))
     rest = [j for j in red if j < t0]
-    out = tuple(sz for j, sz in enumerate(lead) if j not in rest)
-    if rest:  # leading axes: XLA's reduction of the row sums
-        s = e.op("stablehlo.reduce", [s, e.const(0, acc)], tensor_type(out, acc),
-                 f"dimensions = {i64s(rest)}", region=e.scalar_body("stablehlo.add", acc))
-    s = _plus_zero(e, s, out, acc)
+    kept = [j for j in range(t0) if j not in rest]
+    out = tuple(lead[j] for j in kept)
+    if rest:  # the other reduced axes: (r, K), the rows added one after the other
+        r, k = math.prod(lead[j] for j in rest), math.prod(out)
+        if rest + kept != list(range(t0)):
+            v = e.op("stablehlo.transpose", [v],
+                     tensor_type(tuple(lead[j] for j in rest + kept), acc),
+                     f"permutation = {i64s(rest + kept)}")
+        v = e.op("stablehlo.reshape", [v], tensor_type((r, k), acc))
+        if r <= SEQUENTIAL_ROWS:
+            v = _sequential_rows(e, v, r, k, acc)
+        elif column_call is not None:
+            v = column_call(e, v, r, k, acc)
+        else:
+            v = e.op("stablehlo.reduce", [v, e.const(0, acc)], tensor_type((k,), acc),
+                     "dimensions = array<i64: 0>", region=e.scalar_body("stablehlo.add", acc))
+        v = e.op("stablehlo.reshape", [v], tensor_type(out, acc))
+    v = _plus_zero(e, v, out, acc)
     if acc is not d:
-        s = e.op("stablehlo.convert", [s], tensor_type(out, d))
-    return e.op("stablehlo.reshape", [s], tensor_type(n.shape, d))
+        v = e.op("stablehlo.convert", [v], tensor_type(out, d))
+    return e.op("stablehlo.reshape", [v], tensor_type(n.shape, d))
+
+
+def _sequential_rows(e: Emitter, v: str, r: int, k: int, d: DType) -> str:
+    """The ``r`` rows of ``v`` (r, k) added one after the other: shape (k,)."""
+    rows = _Rows(e, r, d)
+    acc = rows.column(v, (r, k), 0, 0)
+    for i in range(1, r):
+        acc = rows.add(acc, rows.column(v, (r, k), 0, i), (k,))
+    return acc
 
 
 def _plus_zero(e: Emitter, s: str, shape: tuple, d: DType) -> str:
@@ -255,15 +285,17 @@ def _plus_zero(e: Emitter, s: str, shape: tuple, d: DType) -> str:
 # the 2**D node sums pairwise.
 
 
-def row_plan(shape: tuple, axes: tuple) -> tuple[int, int] | None:
-    """(rows, row length) when the axes reduced over ``shape`` (size-1 axes aside) are its
-    trailing ones: each row's values are contiguous; None otherwise."""
+def sum_plan(shape: tuple, axes: tuple) -> tuple[int, int]:
+    """How ``numpy_order_sum`` adds a sum over ``axes`` of ``shape``: (the length of the rows
+    summed pairwise, 0 when the last axis is kept; how many row sums or values are then
+    added one after the other, 1 when none). Size-1 axes count for nothing."""
     sq = [(i, s) for i, s in enumerate(shape) if s != 1]
     red = [j for j, (i, _) in enumerate(sq) if i in axes]
-    if not red or red != list(range(len(sq) - len(red), len(sq))):
-        return None
-    m = math.prod(s for _, s in sq[len(sq) - len(red):])
-    return math.prod(shape) // m if m else 0, m
+    t0 = len(sq)
+    while t0 and t0 - 1 in red:
+        t0 -= 1
+    m = math.prod(s for _, s in sq[t0:]) if t0 < len(sq) else 0
+    return m, math.prod(sq[j][1] for j in red if j < t0)
 
 
 @functools.lru_cache(maxsize=256)

@@ -1,7 +1,8 @@
-/* XLA FFI handler summing rows in NumPy's pairwise order (xla_array_pairwise_sum).
+/* XLA FFI handlers adding values in NumPy's order: rows by pairwise summation
+ * (xla_array_pairwise_sum), columns one row after the other (xla_array_column_sum).
  *
- * Built with the package (setup.py) against jaxlib's FFI header, loaded and registered as the
- * CPU custom-call target xla_array_pairwise_sum by xla_array/kernels/pairwise.py. NumPy adds
+ * Built with the package (setup.py) against jaxlib's FFI header, loaded and registered as
+ * CPU custom-call targets by xla_array/kernels/pairwise.py. NumPy adds
  * the values of a contiguous row by pairwise summation (pairwise_sum in
  * numpy/_core/src/umath/loops_utils.h.src): under 8 values one after the other; up to 128,
  * eight accumulators and the leftover values after them; above, the two halves cut at
@@ -14,6 +15,10 @@
  * Operand: float32, float64, complex64 or complex128 of any shape, row-major; result: the same
  * dtype, one value per row: the operand's element count divided by the result's is the row
  * length.
+ *
+ * xla_array_column_sum: operand (r, k), result (k,): result[j] = ((x[0, j] + x[1, j]) + ...)
+ * + x[r - 1, j], as NumPy's loop adds the rows of a reduction over a leading axis into its
+ * result (its identity 0.0 is added by the caller).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +27,7 @@
 #include "ffi_common.h"
 
 int xa_pairwise_sum_abi(void) { return 1; }
+int xa_column_sum_abi(void) { return 1; }
 
 #define PAIRWISE_REAL(NAME, T)                                                                \
     static T NAME(const T *a, int64_t n) {                                                    \
@@ -144,6 +150,45 @@ XLA_FFI_Error *xa_pairwise_sum(XLA_FFI_CallFrame *cf) {
     }
     default:
         return xa_fail(cf, "xla_array_pairwise_sum: takes float32, float64, complex64 or "
+                           "complex128");
+    }
+}
+
+#define COLUMNS(T, NCOMP)                                                                     \
+    {                                                                                         \
+        const T *x = (const T *)X->data;                                                      \
+        T *r = (T *)R->data;                                                                  \
+        int64_t width = k * NCOMP;                                                            \
+        memcpy(r, x, (size_t)width * sizeof(T));                                              \
+        for (int64_t i = 1; i < rows; i++) {                                                  \
+            const T *row = x + i * width;                                                     \
+            for (int64_t j = 0; j < width; j++) r[j] += row[j];                               \
+        }                                                                                     \
+        return NULL;                                                                          \
+    }
+
+XLA_FFI_Error *xa_column_sum(XLA_FFI_CallFrame *cf) {
+    if (xa_metadata_query(cf)) return NULL;
+    if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
+    if (cf->args.size != 1 || cf->rets.size != 1 ||
+        cf->args.types[0] != XLA_FFI_ArgType_BUFFER ||
+        cf->rets.types[0] != XLA_FFI_RetType_BUFFER)
+        return xa_fail(cf, "xla_array_column_sum: expects one buffer operand and one result");
+    XLA_FFI_Buffer *X = (XLA_FFI_Buffer *)cf->args.args[0];
+    XLA_FFI_Buffer *R = (XLA_FFI_Buffer *)cf->rets.rets[0];
+    if (X->dtype != R->dtype)
+        return xa_fail(cf, "xla_array_column_sum: operand and result dtypes differ");
+    if (X->rank != 2 || R->rank != 1 || X->dims[1] != R->dims[0])
+        return xa_fail(cf, "xla_array_column_sum: expects (r, k) -> (k,)");
+    int64_t rows = X->dims[0], k = X->dims[1];
+    if (rows == 0 || k == 0) return xa_fail(cf, "xla_array_column_sum: empty operand");
+    switch (X->dtype) {
+    case XLA_FFI_DataType_F64: COLUMNS(double, 1)
+    case XLA_FFI_DataType_F32: COLUMNS(float, 1)
+    case XLA_FFI_DataType_C128: COLUMNS(double, 2)
+    case XLA_FFI_DataType_C64: COLUMNS(float, 2)
+    default:
+        return xa_fail(cf, "xla_array_column_sum: takes float32, float64, complex64 or "
                            "complex128");
     }
 }
