@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import xla_array as xp
 from xla_array.core import graph as _graph
+from xla_array.core.ops import reductions as _reductions
 from xla_array.core.ops import structural as _ops
 from xla_array.core.ops.indexing import INDEX_CHECK, IndexCheck
 from xla_array.core.ops.sorting import SortMulti
@@ -96,7 +97,7 @@ def _step(rec, scalar_leaf, kind, a, b, i, j, keep):
     if kind in ("add", "mul"):
         return rec(ops["add" if kind == "add" else "multiply"], (a, b))
     if kind == "sum" and a.shape:
-        return rec(ops["reduce"], (a,), _ops.Reduce("sum", (0,)))
+        return rec(ops["reduce"], (a,), _reductions.Reduce("sum", (0,)))
     if kind == "sort" and a.shape:
         m = rec(ops["sort_multi"], (a, a), SortMulti(len(a.shape) - 1, False, True, 1))
         gets = [rec(ops["get"], (m,), _ops.Get(r)) for r in range(2)]
