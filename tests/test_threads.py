@@ -224,3 +224,26 @@ def test_threads_force_the_same_pending_arrays():
         else:
             assert float(y[123]) == pytest.approx(want[123], rel=1e-13)
     _in_threads(*[lambda w=w: force(w) for w in range(4)])
+
+
+def test_threads_creating_and_pruning_views_lose_no_view(monkeypatch):
+    """The table of views (api/views.py) is shared by threads: creating views of fresh bases
+    while the table is pruned raised "dictionary changed size during iteration", and a prune
+    racing a registration could drop a live view (then writes into its base missed it)."""
+    from xla_array.api import views
+    monkeypatch.setattr(views, "_prune_at", [8])
+    keep = xp.asarray(np.zeros(64))
+    kept = [keep[i:i + 4] for i in range(0, 64, 4)]  # live views of one base
+
+    def churn(seed):
+        for i in range(1500):
+            b = xp.asarray(np.full(8, float(seed)))
+            v = b[1:3]  # a view of a base that dies at once: entries to prune
+            del b, v
+            if i % 100 == 0:
+                kept.append(keep[seed:seed + 1])
+
+    _in_threads(*[lambda s=s: churn(s) for s in range(4)])
+    keep[...] = 7.0  # a write into the base reaches every live view
+    for v in kept:
+        np.testing.assert_array_equal(np.asarray(v), np.full(v.shape, 7.0))

@@ -119,6 +119,10 @@ LOCK = threading.RLock()
 # of its views) reaches the live ones, as NumPy's views share memory; entries whose views are all
 # gone are pruned as the table grows
 _children: dict[int, list] = {}
+# held while ``_children`` changes: threads creating views of one base, or pruning the table
+# while another adds to it, lost registrations (a view that no longer saw writes into its base)
+# or raised "dictionary changed size during iteration" (tests/test_threads.py, 1 run in ~3)
+_TABLE = threading.Lock()
 
 
 def attach(out: Any, base: Any, how: Any) -> Any:
@@ -127,14 +131,16 @@ def attach(out: Any, base: Any, how: Any) -> Any:
     depth = 1 if base._view is None else base._view.depth + 1
     if depth <= MAX_DEPTH:
         out._view = View(base, how, depth)
-        kids = _children.get(id(base))
-        if kids is None:
-            if len(_children) >= _prune_at[0]:
-                _prune()
-            kids = _children[id(base)] = []
-        elif len(kids) >= 16:
-            kids[:] = [r for r in kids if r() is not None]
-        kids.append(weakref.ref(out))
+        ref = weakref.ref(out)
+        with _TABLE:
+            kids = _children.get(id(base))
+            if kids is None:
+                if len(_children) >= _prune_at[0]:
+                    _prune()
+                kids = _children[id(base)] = []
+            elif len(kids) >= 16:
+                kids[:] = [r for r in kids if r() is not None]
+            kids.append(ref)
     return out
 
 
@@ -143,8 +149,9 @@ _prune_at = [1024]
 
 def _prune() -> None:
     """Drop the entries whose views are all gone (a view holds its base, so a base that is
-    gone has no live view: its id may be reused, and ``views_of`` checks the base)."""
-    for k in [k for k, kids in _children.items() if all(r() is None for r in kids)]:
+    gone has no live view: its id may be reused, and ``views_of`` checks the base). Called
+    with ``_TABLE`` held."""
+    for k in [k for k, kids in list(_children.items()) if all(r() is None for r in kids)]:
         del _children[k]
     _prune_at[0] = max(1024, 2 * len(_children))
 
@@ -162,10 +169,13 @@ def views_of(base: Any) -> list:
     live = [v for v in (r() for r in kids) if v is not None and v._view is not None
             and v._view.base is base]
     if len(live) != len(kids):
-        if live:
-            kids[:] = [weakref.ref(v) for v in live]
-        else:
-            del _children[id(base)]
+        with _TABLE:  # (another thread may have added a view meanwhile: keep it)
+            kids = _children.get(id(base))
+            if kids is not None:
+                kids[:] = [r for r in kids if (v := r()) is not None and v._view is not None
+                           and v._view.base is base]
+                if not kids:
+                    del _children[id(base)]
     return live
 
 
