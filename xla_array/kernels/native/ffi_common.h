@@ -34,4 +34,15 @@ static XLA_FFI_Error *xa_fail(XLA_FFI_CallFrame *cf, const char *msg) {
     return cf->api->XLA_FFI_Error_Create(&a);
 }
 
+/* Whether the call has one buffer operand and one buffer result (then *x and *r point to them). */
+static inline int xa_one_buffer_each(XLA_FFI_CallFrame *cf, XLA_FFI_Buffer **x, XLA_FFI_Buffer **r) {
+    if (cf->args.size != 1 || cf->rets.size != 1 ||
+        cf->args.types[0] != XLA_FFI_ArgType_BUFFER ||
+        cf->rets.types[0] != XLA_FFI_RetType_BUFFER)
+        return 0;
+    *x = (XLA_FFI_Buffer *)cf->args.args[0];
+    *r = (XLA_FFI_Buffer *)cf->rets.rets[0];
+    return 1;
+}
+
 #endif

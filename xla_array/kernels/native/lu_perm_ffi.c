@@ -21,12 +21,9 @@ int xa_lu_perm_abi(void) { return 1; }
 XLA_FFI_Error *xa_lu_perm(XLA_FFI_CallFrame *cf) {
     if (xa_metadata_query(cf)) return NULL;
     if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
-    if (cf->args.size != 1 || cf->rets.size != 1 ||
-        cf->args.types[0] != XLA_FFI_ArgType_BUFFER ||
-        cf->rets.types[0] != XLA_FFI_RetType_BUFFER)
+    XLA_FFI_Buffer *P, *R;
+    if (!xa_one_buffer_each(cf, &P, &R))
         return xa_fail(cf, "xla_array_lu_perm: expects one buffer operand and one result");
-    XLA_FFI_Buffer *P = (XLA_FFI_Buffer *)cf->args.args[0];
-    XLA_FFI_Buffer *R = (XLA_FFI_Buffer *)cf->rets.rets[0];
     if (P->dtype != XLA_FFI_DataType_S32 || R->dtype != XLA_FFI_DataType_S32)
         return xa_fail(cf, "xla_array_lu_perm: pivots and permutation must be int32");
     if (P->rank < 1 || R->rank != P->rank)

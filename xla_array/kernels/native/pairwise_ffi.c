@@ -97,62 +97,26 @@ static int64_t numel(const XLA_FFI_Buffer *b) {
     return n;
 }
 
-XLA_FFI_Error *xa_pairwise_sum(XLA_FFI_CallFrame *cf) {
-    if (xa_metadata_query(cf)) return NULL;
-    if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
-    if (cf->args.size != 1 || cf->rets.size != 1 ||
-        cf->args.types[0] != XLA_FFI_ArgType_BUFFER ||
-        cf->rets.types[0] != XLA_FFI_RetType_BUFFER)
-        return xa_fail(cf, "xla_array_pairwise_sum: expects one buffer operand and one result");
-    XLA_FFI_Buffer *X = (XLA_FFI_Buffer *)cf->args.args[0];
-    XLA_FFI_Buffer *R = (XLA_FFI_Buffer *)cf->rets.rets[0];
-    if (X->dtype != R->dtype)
-        return xa_fail(cf, "xla_array_pairwise_sum: operand and result dtypes differ");
-    int64_t rows = numel(R), total = numel(X);
-    if (rows == 0) return NULL;
-    if (total % rows != 0)
-        return xa_fail(cf, "xla_array_pairwise_sum: operand is not a whole number of rows");
-    int64_t m = total / rows;
-    switch (X->dtype) {
-    case XLA_FFI_DataType_F64: {
-        const double *x = (const double *)X->data;
-        double *r = (double *)R->data;
-        for (int64_t i = 0; i < rows; i++) r[i] = 0.0 + pw_f64(x + i * m, m);
-        return NULL;
+#define ROWS_REAL(T, SUM)                                                                     \
+    {                                                                                         \
+        const T *x = (const T *)X->data;                                                      \
+        T *r = (T *)R->data;                                                                  \
+        for (int64_t i = 0; i < rows; i++) r[i] = (T)0.0 + SUM(x + i * m, m);                 \
+        return NULL;                                                                          \
     }
-    case XLA_FFI_DataType_F32: {
-        const float *x = (const float *)X->data;
-        float *r = (float *)R->data;
-        for (int64_t i = 0; i < rows; i++) r[i] = 0.0f + pw_f32(x + i * m, m);
-        return NULL;
+
+#define ROWS_COMPLEX(T, SUM)                                                                  \
+    {                                                                                         \
+        const T *x = (const T *)X->data;                                                      \
+        T *r = (T *)R->data;                                                                  \
+        for (int64_t i = 0; i < rows; i++) {                                                  \
+            T re, im;                                                                         \
+            SUM(&re, &im, x + 2 * i * m, 2 * m);                                              \
+            r[2 * i] = (T)0.0 + re;                                                           \
+            r[2 * i + 1] = (T)0.0 + im;                                                       \
+        }                                                                                     \
+        return NULL;                                                                          \
     }
-    case XLA_FFI_DataType_C128: {
-        const double *x = (const double *)X->data;
-        double *r = (double *)R->data;
-        for (int64_t i = 0; i < rows; i++) {
-            double re, im;
-            pw_c128(&re, &im, x + 2 * i * m, 2 * m);
-            r[2 * i] = 0.0 + re;
-            r[2 * i + 1] = 0.0 + im;
-        }
-        return NULL;
-    }
-    case XLA_FFI_DataType_C64: {
-        const float *x = (const float *)X->data;
-        float *r = (float *)R->data;
-        for (int64_t i = 0; i < rows; i++) {
-            float re, im;
-            pw_c64(&re, &im, x + 2 * i * m, 2 * m);
-            r[2 * i] = 0.0f + re;
-            r[2 * i + 1] = 0.0f + im;
-        }
-        return NULL;
-    }
-    default:
-        return xa_fail(cf, "xla_array_pairwise_sum: takes float32, float64, complex64 or "
-                           "complex128");
-    }
-}
 
 #define COLUMNS(T, NCOMP)                                                                     \
     {                                                                                         \
@@ -167,28 +131,50 @@ XLA_FFI_Error *xa_pairwise_sum(XLA_FFI_CallFrame *cf) {
         return NULL;                                                                          \
     }
 
-XLA_FFI_Error *xa_column_sum(XLA_FFI_CallFrame *cf) {
+static const char *const BAD_ARGS[2] = {
+    "xla_array_pairwise_sum: expects one buffer operand and one result",
+    "xla_array_column_sum: expects one buffer operand and one result"};
+static const char *const BAD_DTYPES[2] = {
+    "xla_array_pairwise_sum: operand and result must be one of float32, float64, complex64, "
+    "complex128",
+    "xla_array_column_sum: operand and result must be one of float32, float64, complex64, "
+    "complex128"};
+
+/* The two handlers: rows (column = 0) or columns (column = 1). */
+static XLA_FFI_Error *sums(XLA_FFI_CallFrame *cf, int column) {
     if (xa_metadata_query(cf)) return NULL;
     if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
-    if (cf->args.size != 1 || cf->rets.size != 1 ||
-        cf->args.types[0] != XLA_FFI_ArgType_BUFFER ||
-        cf->rets.types[0] != XLA_FFI_RetType_BUFFER)
-        return xa_fail(cf, "xla_array_column_sum: expects one buffer operand and one result");
-    XLA_FFI_Buffer *X = (XLA_FFI_Buffer *)cf->args.args[0];
-    XLA_FFI_Buffer *R = (XLA_FFI_Buffer *)cf->rets.rets[0];
-    if (X->dtype != R->dtype)
-        return xa_fail(cf, "xla_array_column_sum: operand and result dtypes differ");
-    if (X->rank != 2 || R->rank != 1 || X->dims[1] != R->dims[0])
-        return xa_fail(cf, "xla_array_column_sum: expects (r, k) -> (k,)");
-    int64_t rows = X->dims[0], k = X->dims[1];
-    if (rows == 0 || k == 0) return xa_fail(cf, "xla_array_column_sum: empty operand");
-    switch (X->dtype) {
-    case XLA_FFI_DataType_F64: COLUMNS(double, 1)
-    case XLA_FFI_DataType_F32: COLUMNS(float, 1)
-    case XLA_FFI_DataType_C128: COLUMNS(double, 2)
-    case XLA_FFI_DataType_C64: COLUMNS(float, 2)
-    default:
-        return xa_fail(cf, "xla_array_column_sum: takes float32, float64, complex64 or "
-                           "complex128");
+    XLA_FFI_Buffer *X, *R;
+    if (!xa_one_buffer_each(cf, &X, &R)) return xa_fail(cf, BAD_ARGS[column]);
+    XLA_FFI_DataType dt = X->dtype;
+    if (dt != R->dtype || (dt != XLA_FFI_DataType_F64 && dt != XLA_FFI_DataType_F32 &&
+                           dt != XLA_FFI_DataType_C128 && dt != XLA_FFI_DataType_C64))
+        return xa_fail(cf, BAD_DTYPES[column]);
+    if (column) {
+        if (X->rank != 2 || R->rank != 1 || X->dims[1] != R->dims[0])
+            return xa_fail(cf, "xla_array_column_sum: expects (r, k) -> (k,)");
+        int64_t rows = X->dims[0], k = X->dims[1];
+        if (rows == 0 || k == 0) return xa_fail(cf, "xla_array_column_sum: empty operand");
+        switch (dt) {
+        case XLA_FFI_DataType_F64: COLUMNS(double, 1)
+        case XLA_FFI_DataType_F32: COLUMNS(float, 1)
+        case XLA_FFI_DataType_C128: COLUMNS(double, 2)
+        default: COLUMNS(float, 2)
+        }
+    }
+    int64_t rows = numel(R), total = numel(X);
+    if (rows == 0) return NULL;
+    if (total % rows != 0)
+        return xa_fail(cf, "xla_array_pairwise_sum: operand is not a whole number of rows");
+    int64_t m = total / rows;
+    switch (dt) {
+    case XLA_FFI_DataType_F64: ROWS_REAL(double, pw_f64)
+    case XLA_FFI_DataType_F32: ROWS_REAL(float, pw_f32)
+    case XLA_FFI_DataType_C128: ROWS_COMPLEX(double, pw_c128)
+    default: ROWS_COMPLEX(float, pw_c64)
     }
 }
+
+XLA_FFI_Error *xa_pairwise_sum(XLA_FFI_CallFrame *cf) { return sums(cf, 0); }
+
+XLA_FFI_Error *xa_column_sum(XLA_FFI_CallFrame *cf) { return sums(cf, 1); }
