@@ -101,19 +101,29 @@ for _name, (_arity, *_rest) in ELEMENTWISE.items():
 
 
 # NumPy computes a float array to these Python-scalar powers as these functions (its power's
-# fast paths): x ** 2 is x * x, x ** 0.5 is sqrt(x) (NaN at -inf, -0.0 at -0.0, where pow
-# gives inf and 0.0), x ** -1 is 1 / x (complex powers take other paths in NumPy). XLA's
-# power with the exponent a run-time parameter is pow's general algorithm, off by an ulp from
-# x * x in 0.1% of values and 10-20x slower.
-_POWERS = {"f": {2: "square", 0.5: "sqrt", -1: "reciprocal"}}
+# fast paths): x ** 2 is x * x, x ** 0.5 is sqrt(x), x ** -1 is 1 / x (complex powers take
+# other paths in NumPy). XLA's power with the exponent a run-time parameter is pow's general
+# algorithm, off by an ulp from x * x in 0.1% of values and 10-20x slower.
 _general_pow = globals()["pow"]
 
 
+def _half_power(x: Array) -> Array:
+    """``x ** 0.5``: NumPy's sqrt, with the standard's special cases of ``pow`` where sqrt
+    differs: (-0) ** 0.5 is +0 and (-inf) ** 0.5 is +inf (sqrt gives -0 and NaN)."""
+    r = select(apply("equal", x, 0.0), 0.0, globals()["sqrt"](x))
+    return select(apply("equal", x, float("-inf")), float("inf"), r)
+
+
+_POWERS = {2: lambda x: globals()["square"](x), 0.5: _half_power,
+           -1: lambda x: globals()["reciprocal"](x)}
+
+
 def pow(x1: Any, x2: Any, /) -> Array:
-    if type(x1) is Array and (type(x2) is float or type(x2) is int):
-        fast = _POWERS.get(x1._node.dtype.kind, {}).get(x2)
+    if type(x1) is Array and (type(x2) is float or type(x2) is int) and \
+            x1._node.dtype.kind == "f":
+        fast = _POWERS.get(x2)
         if fast is not None:
-            return globals()[fast](x1)  # type: ignore[no-any-return]
+            return fast(x1)  # type: ignore[no-any-return]
     return _general_pow(x1, x2)
 
 
