@@ -110,12 +110,11 @@ _general_pow = globals()["pow"]
 def _half_power(x: Array) -> Array:
     """``x ** 0.5``: NumPy's sqrt, with the standard's special cases of ``pow`` where sqrt
     differs: (-0) ** 0.5 is +0 and (-inf) ** 0.5 is +inf (sqrt gives -0 and NaN)."""
-    r = select(apply("equal", x, 0.0), 0.0, globals()["sqrt"](x))
+    r = select(apply("equal", x, 0.0), 0.0, apply("sqrt", x))
     return select(apply("equal", x, float("-inf")), float("inf"), r)
 
 
-_POWERS = {2: lambda x: globals()["square"](x), 0.5: _half_power,
-           -1: lambda x: globals()["reciprocal"](x)}
+_POWERS = {2: globals()["square"], 0.5: _half_power, -1: globals()["reciprocal"]}
 
 
 def pow(x1: Any, x2: Any, /) -> Array:

@@ -225,7 +225,7 @@ def numpy_order_sum(e: Emitter, n: Any, x: str, row_call: Any = None,
                      f"permutation = {i64s(rest + kept)}")
         v = e.op("stablehlo.reshape", [v], tensor_type((r, k), acc))
         if r <= SEQUENTIAL_ROWS:
-            v = _sequential_rows(e, v, r, k, acc)
+            v = _Rows(e, acc).in_order(v, (r, k), 0, r)
         elif column_call is not None:
             v = column_call(e, v, r, k, acc)
         else:
@@ -240,15 +240,6 @@ def numpy_order_sum(e: Emitter, n: Any, x: str, row_call: Any = None,
     if acc is not d:
         v = e.op("stablehlo.convert", [v], tensor_type(out, d))
     return e.op("stablehlo.reshape", [v], tensor_type(n.shape, d))
-
-
-def _sequential_rows(e: Emitter, v: str, r: int, k: int, d: DType) -> str:
-    """The ``r`` rows of ``v`` (r, k) added one after the other: shape (k,)."""
-    rows = _Rows(e, r, d)
-    acc = rows.column(v, (r, k), 0, 0)
-    for i in range(1, r):
-        acc = rows.add(acc, rows.column(v, (r, k), 0, i), (k,))
-    return acc
 
 
 def _plus_zero(e: Emitter, s: str, shape: tuple, d: DType) -> str:
@@ -281,12 +272,12 @@ def _plus_zero(e: Emitter, s: str, shape: tuple, d: DType) -> str:
 #
 # The cut points depend on the row length only. In blocks of W lanes (k blocks and t values
 # left over, which ride with the last block), the recursion ends at depth D or D + 1: the
-# nodes at depth D either are leaves or split into two leaves (checked below for every length
-# and in tests/test_reductions.py). The lowering gathers each node's two parts (a leaf's
-# second part is empty) into (rows, nodes, 2, cmax, W), padding with -0.0 (x + -0.0 == x
-# for every x, -0.0 included), adds the blocks of each part lane by lane, adds the lanes as
-# NumPy does, adds the leftover values to the last leaf, the two parts of each node, and
-# the 2**D node sums pairwise.
+# nodes at depth D either are leaves or split into two leaves (``_tree`` asserts it; the
+# tests cover regular and irregular lengths). Regular rows (every node one leaf of the same
+# length) are reshaped to (rows, nodes, blocks, W); others take one slice per leaf, -0.0 past
+# its length (x + -0.0 == x for every x, -0.0 included), or the native kernel. Then the
+# blocks of each leaf are added lane by lane, the lanes as NumPy adds them, the leftover
+# values to the last leaf, the two leaves of each node, and the 2**D node sums pairwise.
 
 
 def sum_plan(shape: tuple, axes: tuple) -> tuple[int, int]:
@@ -347,10 +338,10 @@ def _tree(k: int, t: int, w: int) -> tuple[int, list[tuple[int, int, int]], int]
 
 
 class _Rows:
-    """Emits the ops of one row-sum lowering on values of shape ``(P, ...)``."""
+    """Emits the ops of one sum lowering on values of dtype ``d``."""
 
-    def __init__(self, e: Emitter, p: int, d: DType) -> None:
-        self.e, self.p, self.d = e, p, d
+    def __init__(self, e: Emitter, d: DType) -> None:
+        self.e, self.d = e, d
 
     def reshape(self, v: str, to: tuple) -> str:
         return self.e.op("stablehlo.reshape", [v], tensor_type(to, self.d))
@@ -378,6 +369,14 @@ class _Rows:
         out = pairs[:-1]
         return self.add(self.column(r, pairs, len(pairs) - 1, 0),
                         self.column(r, pairs, len(pairs) - 1, 1), out), out
+
+    def in_order(self, v: str, shape: tuple, axis: int, count: int) -> str:
+        """The first ``count`` slices of ``v`` along ``axis`` added one after the other."""
+        out = tuple(s for a, s in enumerate(shape) if a != axis)
+        acc = self.column(v, shape, axis, 0)
+        for i in range(1, count):
+            acc = self.add(acc, self.column(v, shape, axis, i), out)
+        return acc
 
 
 def _gather_parts(e: Emitter, body: str, k: int, cmax: int, parts: list, p: int, w: int,
@@ -427,14 +426,11 @@ def _int_list(vals: list, shape: tuple) -> str:
 def pairwise_rows(e: Emitter, x: str, p: int, m: int, d: DType) -> str:
     """The sums of the rows of ``x`` (shape (P, m), ``m`` > 0, float or complex ``d``) in
     NumPy's pairwise order, before the identity is added: shape (P,)."""
-    rows = _Rows(e, p, d)
+    rows = _Rows(e, d)
     w = 4 if d.kind == "c" else 8
     k, t = divmod(m, w)
     if k == 0:  # fewer than W values: one after the other
-        acc = rows.column(x, (p, m), 1, 0)
-        for i in range(1, m):
-            acc = rows.add(acc, rows.column(x, (p, m), 1, i), (p,))
-        return acc
+        return rows.in_order(x, (p, m), 1, m)
     depth, nodes, last_part = _tree(k, t, w)
     n = len(nodes)
     body = x if t == 0 else rows.slice(x, (0, 0), (p, k * w))
@@ -450,12 +446,10 @@ def pairwise_rows(e: Emitter, x: str, p: int, m: int, d: DType) -> str:
         g = _gather_parts(e, body, k, cmax, spans, p, w, d)
         gshape = (p, len(spans), cmax, w)
     # the lanes: each accumulates its part's blocks in order
-    lanes = rows.column(g, gshape, 2, 0)
-    lshape = (p, gshape[1], w)
-    for r in range(1, cmax):
-        lanes = rows.add(lanes, rows.column(g, gshape, 2, r), lshape)
+    lanes = rows.in_order(g, gshape, 2, cmax)
     # the lanes added pairwise: ((0+1)+(2+3))+((4+5)+(6+7))
-    v, vshape = lanes, tuple(lshape)
+    vshape: tuple[int, ...]
+    v, vshape = lanes, (p, gshape[1], w)
     while vshape[-1] > 1:
         v, vshape = rows.halves(v, vshape)
     v = rows.reshape(v, vshape[:-1])  # (P, parts * n)

@@ -29,7 +29,21 @@
 int xa_pairwise_sum_abi(void) { return 1; }
 int xa_column_sum_abi(void) { return 1; }
 
-#define PAIRWISE_REAL(NAME, T)                                                                \
+/* r[j] = a[j] + a[j + 8] + a[j + 16] + ..., in order, over the whole blocks of 8 of a[0..n);
+ * returns the index after them (NumPy's eight accumulators, real and complex alike) */
+#define LANES8(NAME, T)                                                                       \
+    static int64_t NAME(T *r, const T *a, int64_t n) {                                        \
+        for (int j = 0; j < 8; j++) r[j] = a[j];                                              \
+        int64_t i = 8;                                                                        \
+        for (; i < n - (n % 8); i += 8)                                                       \
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];                                     \
+        return i;                                                                             \
+    }
+
+LANES8(lanes_f64, double)
+LANES8(lanes_f32, float)
+
+#define PAIRWISE_REAL(NAME, T, LANES)                                                         \
     static T NAME(const T *a, int64_t n) {                                                    \
         if (n < 8) {                                                                          \
             T res = (T)-0.0;                                                                  \
@@ -38,10 +52,7 @@ int xa_column_sum_abi(void) { return 1; }
         }                                                                                     \
         if (n <= 128) {                                                                       \
             T r[8];                                                                           \
-            for (int j = 0; j < 8; j++) r[j] = a[j];                                          \
-            int64_t i;                                                                        \
-            for (i = 8; i < n - (n % 8); i += 8)                                              \
-                for (int j = 0; j < 8; j++) r[j] += a[i + j];                                 \
+            int64_t i = LANES(r, a, n);                                                       \
             T res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));        \
             for (; i < n; i++) res += a[i];                                                   \
             return res;                                                                       \
@@ -52,7 +63,7 @@ int xa_column_sum_abi(void) { return 1; }
     }
 
 /* n counts scalars (twice the complex values); a holds re, im, re, im, ... */
-#define PAIRWISE_COMPLEX(NAME, T)                                                             \
+#define PAIRWISE_COMPLEX(NAME, T, LANES)                                                      \
     static void NAME(T *rr, T *ri, const T *a, int64_t n) {                                   \
         if (n < 8) {                                                                          \
             *rr = (T)-0.0;                                                                    \
@@ -65,10 +76,7 @@ int xa_column_sum_abi(void) { return 1; }
         }                                                                                     \
         if (n <= 128) {                                                                       \
             T r[8];                                                                           \
-            for (int j = 0; j < 8; j++) r[j] = a[j];                                          \
-            int64_t i;                                                                        \
-            for (i = 8; i < n - (n % 8); i += 8)                                              \
-                for (int j = 0; j < 8; j++) r[j] += a[i + j];                                 \
+            int64_t i = LANES(r, a, n);                                                       \
             *rr = (r[0] + r[2]) + (r[4] + r[6]);                                              \
             *ri = (r[1] + r[3]) + (r[5] + r[7]);                                              \
             for (; i < n; i += 2) {                                                           \
@@ -86,10 +94,10 @@ int xa_column_sum_abi(void) { return 1; }
         *ri = ri1 + ri2;                                                                      \
     }
 
-PAIRWISE_REAL(pw_f64, double)
-PAIRWISE_REAL(pw_f32, float)
-PAIRWISE_COMPLEX(pw_c128, double)
-PAIRWISE_COMPLEX(pw_c64, float)
+PAIRWISE_REAL(pw_f64, double, lanes_f64)
+PAIRWISE_REAL(pw_f32, float, lanes_f32)
+PAIRWISE_COMPLEX(pw_c128, double, lanes_f64)
+PAIRWISE_COMPLEX(pw_c64, float, lanes_f32)
 
 static int64_t numel(const XLA_FFI_Buffer *b) {
     int64_t n = 1;
