@@ -51,6 +51,63 @@ def test_arithmetic_chains_match_numpy_bit_for_bit(dtype):
         assert bad == 0, f"{name}: {bad} of {want.size} results differ from NumPy's"
 
 
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_products_moved_before_the_addition_are_not_fused(dtype):
+    """A product reaching an addition through a reshape, slice, concatenation, negation or a
+    square was contracted into a fused multiply-add (up to 585 of 600 results an ulp off,
+    found by host_first's check; 2026-11-27)."""
+    a, b, c, d = (v[:24].reshape(4, 6) for v in _data(dtype, seed=3))
+    xa, xb, xc, xd = (xp.asarray(v) for v in (a, b, c, d))
+    cc = np.concatenate([c, d], axis=1)
+    xcc = xp.concat([xc, xd], axis=1)
+    cases = {
+        "concat(a*b, a) + c": (xp.concat([xa * xb, xa], axis=1) + xcc,
+                               np.concatenate([a * b, a], axis=1) + cc),
+        "reshape(a*b) - c": (xp.reshape(xa * xb, (6, 4)) - xp.reshape(xc, (6, 4)),
+                             (a * b).reshape(6, 4) - c.reshape(6, 4)),
+        "(a*b)[1:3] + c": ((xa * xb)[1:3] + xc[1:3], (a * b)[1:3] + c[1:3]),
+        "(a*b).T + c.T": ((xa * xb).T + xc.T, (a * b).T + c.T),
+        "-(a*b) + c": (-(xa * xb) + xc, -(a * b) + c),
+        "c - a**2": (xc - xa ** 2, c - a ** 2),
+        "mean((a-b)**2)": (xp.mean((xa - xb) ** 2), np.mean((a - b) ** 2)),
+        "sum((a-c)**2, axis=0)": (xp.sum((xa - xc) ** 2, axis=0), np.sum((a - c) ** 2, axis=0)),
+    }
+    for name, (got, want) in cases.items():
+        got = np.asarray(got)
+        bad = int(np.sum(_ulps(got, want.astype(dtype)) != 0))
+        assert bad == 0, f"{name}: {bad} of {want.size} results differ from NumPy's"
+
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_chained_divisions_and_one_element_divisors_round_as_numpy(dtype):
+    """XLA's simplifier rewrote (a / b) / c as a / (b * c), and with one element every
+    divisor guard folded away (a multiply by the reciprocal): 1-20 ulp off NumPy, found by
+    host_first's check in SciPy's CubicSpline and scikit-learn's r2_score (2026-11-27)."""
+    a, b, c, _ = (v[:40] for v in _data(dtype, seed=5))
+    xa, xb, xc = (xp.asarray(v) for v in (a, b, c))
+    one = np.asarray(59.0, dtype)
+    cases = {
+        "a / b / c": (xa / xb / xc, a / b / c),
+        "a / b / c / a": (xa / xb / xc / xa, a / b / c / a),
+        "(a / 59) / sum(a / 59)": ((xa / 59.0) / xp.sum(xa / 59.0), (a / one) / np.sum(a / one)),
+        "(1 / a) / b": ((1.0 / xa) / xb, (np.asarray(1.0, dtype) / a) / b),
+        "reshape(a / b) / c": (xp.reshape(xa / xb, (8, 5)) / xp.reshape(xc, (8, 5)),
+                               (a / b).reshape(8, 5) / c.reshape(8, 5)),
+    }
+    for i in range(5):  # one element: shapes (1,), (1, 1) and 0-d
+        j = xp.asarray(np.array([i]))
+        cases[f"1 - a[[{i}]] / b[[{i}]]"] = (1.0 - xa[j] / xb[j], 1.0 - a[[i]] / b[[i]])
+        cases[f"a[{i}:{i + 1}] / 3"] = (xa[i:i + 1] / 3.0, a[i:i + 1] / np.asarray(3.0, dtype))
+        cases[f"(1, 1) / c[{i}]"] = (xp.reshape(xa[i:i + 1], (1, 1)) / xc[i],
+                               a[i:i + 1].reshape(1, 1) / c[i])
+    for name, (got, want) in cases.items():
+        got = np.asarray(got)
+        bad = int(np.sum(_ulps(got, np.asarray(want, dtype=dtype)) != 0))
+        assert bad == 0, f"{name}: {bad} of {np.size(want)} results differ from NumPy's"
+
+
 def test_the_issue_examples():
     s = xp.asarray(np.full((35, 34), 10000.0))
     assert np.all(np.asarray(xp.sum(s, axis=-1) / 34.0 - 10000.0) == 0.0)

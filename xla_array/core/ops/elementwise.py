@@ -477,6 +477,11 @@ def _lower(name: str) -> Any:
         args = [bcast(e, v, x.shape, n.shape, cd) for v, x in zip(vals, n.inputs)]
         if unfolded and cd.kind == "f" and _ops_ieee.produced_by(n.inputs[0], unfolded):
             args[0] = _ops_ieee.unfoldable(e, args[0], n.shape, cd)
+        elif divides and cd.kind == "f" and _ops_ieee.faithful() and \
+                _ops_ieee.produced_by(n.inputs[0], ("divide", "reciprocal")):
+            # XLA's simplifier rewrites (a / b) / c as a / (b * c): one rounding fewer, not
+            # NumPy's (x / h / h, var / 59 / sum(...): found by host_first's check)
+            args[0] = _ops_ieee.unfoldable(e, args[0], n.shape, cd)
         if ckernel is not None and cd.kind == "c":
             return ckernel(e, args, n.shape, cd)
         if sums:

@@ -20,6 +20,7 @@ evaluation does, and no compile option turns these rewrites off at an acceptable
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .. import dtypes as dt
@@ -29,7 +30,7 @@ from ..lower import Emitter, tensor_type
 from .structural import bcast, compare, select
 
 __all__ = ["faithful", "opaque", "hidden", "divide", "unfoldable", "produced_by", "unfused",
-           "UNFOLDED"]
+           "carries_product", "PRODUCTS", "UNFOLDED"]
 
 
 def faithful() -> bool:
@@ -46,13 +47,17 @@ def opaque(e: Emitter, v: str, like: str, s: tuple, d: DType) -> str:
 
 def hidden(e: Emitter, v: str, other: str, s: tuple, d: DType) -> str:
     """``v`` as ``select(iota == -1, other, v)``: equal to it, but no longer a broadcast or a
-    constant for XLA's algebraic simplifier."""
+    constant for XLA's algebraic simplifier. Where ``s`` has one element, every iota is a
+    constant 0 that the simplifier folds (``1.0 - a[i] / b[i]`` of shape (1,) became a multiply
+    by the reciprocal): there ``opaque(v, other)``, equal to ``v`` wherever ``other`` is not
+    NaN (a NaN ``other`` gives NaN results anyway; one element: recomputing it costs nothing)."""
+    if math.prod(s) == 1:
+        return opaque(e, v, other, s, d)
     it = tensor_type(s, dt.int32)
     # along the longest axis: an iota along an axis of length 1 is a constant 0, which the
     # simplifier folds (x / 12 for x of shape (1, 50) became x * (1 / 12))
     axis = max(range(len(s)), key=lambda a: s[a]) if s else 0
-    i = (e.op("stablehlo.iota", [], it, f"iota_dimension = {axis} : i64") if s
-         else e.const(0, dt.int32))
+    i = e.op("stablehlo.iota", [], it, f"iota_dimension = {axis} : i64")
     never = compare(e, "EQ", i, bcast(e, e.const(-1, dt.int32), (), s, dt.int32), s, dt.int32)
     return select(e, never, other, v, s, d)
 
@@ -78,6 +83,15 @@ def divide(e: Emitter, x: str, y: str, s: tuple, d: DType) -> str:
 UNFOLDED = {"log": ("pow", "sqrt", "exp"), "acosh": ("pow", "sqrt", "exp"),
             "asinh": ("pow", "sqrt", "exp"), "pow": ("exp",)}
 _LAYOUT_OPS = ("reshape", "broadcast", "transpose", "convert")
+# float products: an add or subtract taking one (directly or through ops that move its values
+# without computing, which fuse into the same loop) is contracted with it into an FMA
+PRODUCTS = ("multiply", "square")
+# op -> the inputs whose values it moves into its result unchanged
+_MOVES_VALUES = {"reshape": (0,), "broadcast": (0,), "transpose": (0,), "convert": (0,),
+                 "slice": (0,), "reverse": (0,), "dynamic_slice": (0,), "pad": (0,),
+                 "concat": None, "select": (1, 2), "gather": (0,), "take_axis": (0,),
+                 "take_along": (0,), "dynamic_update_slice": (0, 1), "positive": (0,),
+                 "negative": (0,)}  # (LLVM folds a negated product into an FMA too)
 
 
 def unfoldable(e: Emitter, v: str, s: tuple, d: DType) -> str:
@@ -95,12 +109,27 @@ def produced_by(node: Any, names: tuple) -> bool:
     return node.op.name in names
 
 
+def carries_product(node: Any, depth: int = 16) -> bool:
+    """Whether ``node``'s values are (some of) a float product's, moved by ops that compute
+    nothing (``_MOVES_VALUES``: reshapes, slices, concatenations, selects, gathers)."""
+    name = node.op.name
+    if name in PRODUCTS:
+        return True
+    which = _MOVES_VALUES.get(name, ())
+    if depth <= 0 or not node.inputs or which == ():
+        return False
+    ins = node.inputs if which is None else [node.inputs[i] for i in which]
+    return any(carries_product(x, depth - 1) for x in ins)
+
+
 def unfused(e: Emitter, r: str, inputs: tuple, args: list, s: tuple, d: DType) -> str:
     """The result ``r`` of a float add/subtract whose operands ``args`` (of the nodes
-    ``inputs``) may be products: each product gets a second use, so it is not fused."""
+    ``inputs``) may carry products: each such operand gets a second use, so no product is
+    fused into the addition (a product moved by a reshape, slice or concatenation reaches the
+    addition in the same loop: contracted too, 2026-11-27)."""
     if d.kind != "f" or not faithful():
         return r
     for x, v in zip(inputs, args):
-        if x.op.name == "multiply":
+        if carries_product(x):
             r = opaque(e, r, v, s, d)
     return r

@@ -16,7 +16,7 @@ from .. import dtypes as dt
 from ..dtypes import DType
 from ..lower import Emitter, tensor_type
 from . import nan_safe as _nan_safe  # noqa: F401  (registers its lower.FACTS entry)
-from .ieee import faithful, produced_by, unfoldable
+from .ieee import carries_product, faithful, unfoldable
 from .structural import OPS, _axes_in, compare, define, i64s, select
 
 __all__ = ["Reduce", "ArgReduce", "order_free_reductions", "pairwise_rows", "sum_plan",
@@ -199,7 +199,7 @@ def numpy_order_sum(e: Emitter, n: Any, x: str, row_call: Any = None,
     v = x
     if acc is not d:
         v = e.op("stablehlo.convert", [v], tensor_type(src.shape, acc))
-    elif d.kind == "f" and produced_by(src, ("multiply",)):
+    elif d.kind == "f" and carries_product(src):
         # a second use of the products (var's squares), or LLVM contracts each into the
         # addition that takes it: a fused multiply-add, rounded once where NumPy rounds twice
         v = unfoldable(e, v, src.shape, d)
