@@ -17,6 +17,12 @@ for _k in list(os.environ):
     if _k.startswith("XLA_ARRAY_") and _k not in ("XLA_ARRAY_CPU_DEVICES", "XLA_ARRAY_NATIVE"):
         del os.environ[_k]
 
+# Every graph compiles (the tests are about the compiled graphs), and every graph NumPy can
+# compute exactly is also evaluated on the host, its bits compared with the compiled run's:
+# the whole suite proves the host rules of core/ops/host.py (tests/test_host_first.py tests
+# the first-sight policy itself, with host_first on).
+os.environ["XLA_ARRAY_HOST_FIRST"] = "check"
+
 # The on-disk compile cache would turn compiles into disk hits between runs; tests that count
 # compiles need it off (tests/test_disk_cache.py turns it on in a private folder).
 os.environ["XLA_ARRAY_CACHE_DIR"] = "off"

@@ -42,9 +42,12 @@ def metrics() -> dict[str, Any]:
     (executables loaded from the on-disk cache), ``executions``, ``materializations``,
     ``auto_flushes`` (deep graphs computed on their own, see ``XLA_ARRAY_MAX_PENDING``),
     ``device_transfers`` (operands moved to another placement), ``bytes_to_device``,
-    ``bytes_to_host``. Timers, in seconds: ``compile_seconds`` (XLA), ``lower_seconds``
-    (graph to StableHLO), ``execute_seconds``, ``disk_load_seconds`` (reading and loading
-    on-disk cache entries). And ``materializations_by_cause`` (``{'float': 2, ...}``) and
+    ``bytes_to_host``, ``host_runs`` (graphs met for the first time and computed with NumPy
+    instead of compiling, see ``XLA_ARRAY_HOST_FIRST``), ``host_checks`` (runs whose bits
+    were compared with the host's, ``XLA_ARRAY_HOST_FIRST=check``). Timers, in seconds:
+    ``compile_seconds`` (XLA), ``lower_seconds`` (graph to StableHLO), ``execute_seconds``,
+    ``disk_load_seconds`` (reading and loading on-disk cache entries), ``host_seconds``
+    (the host runs). And ``materializations_by_cause`` (``{'float': 2, ...}``) and
     ``materializations_by_line`` (``{'float at train.py:12': 2, ...}``: which of your lines
     forced values)."""
     return _metrics.snapshot()

@@ -20,8 +20,8 @@ import numpy as np
 
 from . import backend as _backend
 from . import flags as _flags
+from . import hosteval, registry
 from . import metrics as _metrics
-from . import registry
 from . import telemetry as _telemetry
 from .cache import disk, executables
 from .graph import BUFFER, SCALAR, Node, Placeholder, plan_graph, user_frame
@@ -507,6 +507,14 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
         if donate:
             key = (*key, donate)
     compiled = executables.get(key)
+    host_first = _flags._values["host_first"]
+    if compiled is None and host_first is True and hosteval.host_turn(key) and \
+            hosteval.eligible(order, device) and \
+            _run_on_host(key, order, bufs, scalars, outs, device, cause, where):
+        return
+    # the check mode: the host's values (before the run: it may take donated buffers)
+    expected = (hosteval.expected(order, bufs, scalars, outs) if host_first == "check" and
+                hosteval.eligible(order, device) else None)
     if compiled is None:
         _metrics.count("cache_misses")
         executables.note_miss(key)
@@ -535,14 +543,42 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     t1 = time.perf_counter()
     if compiled.checks:
         run_checks(outs, results, compiled.checks)
+    if expected is not None:
+        hosteval.compare(order, outs, expected, [_backend.to_numpy(r) for r in results])
     if hit and cause is not None:
         _metrics.materialized_hit(cause, where, t1 - t0)
     else:
         if cause is not None:
             _metrics.materialization(cause, where)
         _metrics.executed(t1 - t0, hit)
+    _write_back(outs, results)
+
+
+def _write_back(outs: list[Node], results: list) -> None:
     for n, b in zip(outs, results):
         n.buffer = b  # (Node.set_buffer, inlined: truncate to a buffer leaf)
         n.inputs = ()
         n.op = BUFFER
         n.depth = 0
+
+
+def _run_on_host(key: Any, order: list[Node], bufs: list[Node], scalars: list[Node],
+                 outs: list[Node], device: Any, cause: str | None, where: Any) -> bool:
+    """A graph not compiled yet, evaluated with the ops' host rules (``hosteval``); False,
+    computing nothing, where they cannot promise the compiled bits."""
+    t0 = time.perf_counter()
+    try:
+        values = hosteval.evaluate(order, bufs, scalars, outs)
+    except (hosteval.NotExact, MemoryError) as why:
+        log.debug("xla_array: compiling the graph recorded at %s (%s)", _where_text(order), why)
+        hosteval.spent(key, math.inf)
+        return False
+    results = [device._put(hosteval.owned_copy(v), owned=True) for v in values]
+    seconds = time.perf_counter() - t0
+    hosteval.spent(key, seconds)
+    _metrics.count("host_runs")
+    _metrics.add_time("host_seconds", seconds)
+    if cause is not None:
+        _metrics.materialization(cause, where)
+    _write_back(outs, results)
+    return True

@@ -20,6 +20,10 @@ def _bool(s: str) -> bool:
     return s.strip().lower() not in ("", "0", "false", "no", "off")
 
 
+def _host_first(s: str) -> bool | str:
+    return "check" if s.strip().lower() == "check" else _bool(s)
+
+
 def _opt_str(s: str) -> str | None:
     return s or None
 
@@ -62,6 +66,14 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                                 "shorter log10/log2/log1p/sinh/cosh/atanh (results may differ "
                                 "from NumPy's by an ulp or more; off: they round as NumPy does); "
                                 "changing it drops the executables compiled in memory"),
+    "host_first": (True, _host_first, "run a graph met for the first time with NumPy on the "
+                                      "host instead of compiling it, where NumPy computes every "
+                                      "op bit for bit as the compiled graph (CPU; the second "
+                                      "time it compiles); 'check': compile every graph, and "
+                                      "compare each run's bits with the host's"),
+    "host_first_budget": (0.05, float, "seconds the host runs of one graph structure may take "
+                                       "before it compiles (0: it compiles the second time "
+                                       "it is seen)"),
     "cpu_devices": (1, int, "number of CPU devices (read when the client starts)"),
     "rowpass": (True, _bool, "compute X.T @ f(X @ w) (f elementwise, X float32/float64 on CPU) "
                              "in one pass over X with the native row-pass kernel, where the "

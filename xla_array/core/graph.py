@@ -35,7 +35,7 @@ class OpDef:
     """
 
     __slots__ = ("name", "infer", "lower", "attrs", "nout", "results", "weight", "keep",
-                 "fuses", "check")
+                 "fuses", "check", "host")
 
     def __init__(self, name: str, infer: Any, lower: Any, nout: int = 1, weight: int = 1,
                  fuses: bool = False, attrs: Any = None, results: Any = None) -> None:
@@ -62,6 +62,9 @@ class OpDef:
         # of each such node an executable computed, before any result is written back, and
         # raises for a bad value (out-of-bounds indices: ``indexing.index_check``)
         self.check: Any = None
+        # the host rule, where NumPy computes the op's value bit for bit as its lowering does:
+        # ``host(node, input_values) -> ndarray`` (``ops/host.py``; None: the op compiles)
+        self.host: Any = None
 
     def __repr__(self) -> str:
         return f"<op {self.name}>"

@@ -1,0 +1,327 @@
+"""First sight on the host (core/hosteval.py, core/ops/host.py): a new graph structure runs with
+NumPy when its bits are the compiled graph's; the second time it compiles.
+
+The whole suite runs with ``host_first="check"`` (conftest.py): every graph compiles and, where
+the host rules apply, its bits are compared with the host's. Here: the policy with the setting
+on, the fallbacks, and a corpus of special values through every rule."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import xla_array as xp
+from xla_array.core import hosteval
+from xla_array.core.ops.reductions import SEQUENTIAL_ROWS, sum_plan
+from xla_array.core.ops.structural import OPS
+
+_shapes = itertools.count(1001)
+
+
+def fresh_rows():
+    """A matrix shape no other test uses: its graphs are new structures here."""
+    return (3, next(_shapes))
+
+
+@pytest.fixture
+def host_first(metrics):
+    """The setting on, compiling a structure the second time it comes (no host budget)."""
+    with xp.flags.using(host_first=True, host_first_budget=0.0):
+        yield metrics
+
+
+def test_a_new_graph_runs_on_the_host_then_compiles_the_second_time(host_first):
+    X = np.random.default_rng(0).standard_normal(fresh_rows())
+    x = xp.asarray(X)
+
+    def standardize(a):
+        return (a - xp.mean(a, axis=0)) / xp.std(a, axis=0)
+
+    first = np.asarray(standardize(x))
+    m = host_first()
+    assert (m["host_runs"], m["compiles"]) == (1, 0)
+    assert m["host_seconds"] > 0
+    second = np.asarray(standardize(x))
+    m = host_first()
+    assert (m["host_runs"], m["compiles"]) == (1, 1)
+    third = np.asarray(standardize(x))
+    m = host_first()
+    assert (m["host_runs"], m["compiles"], m["cache_hits"]) == (1, 1, 1)
+    ref = (X - X.mean(axis=0)) / X.std(axis=0)
+    for r in (first, second, third):
+        assert r.tobytes() == ref.tobytes()
+
+
+def test_a_structure_compiles_once_its_host_runs_took_the_budget(metrics):
+    x = xp.asarray(np.ones(fresh_rows()))
+    with xp.flags.using(host_first=True, host_first_budget=3600.0):
+        for _ in range(4):
+            np.asarray(x * 2.0 - 1.0)
+    m = metrics()
+    assert (m["host_runs"], m["compiles"]) == (4, 0)
+    with xp.flags.using(host_first=True, host_first_budget=m["host_seconds"] / 2):
+        for _ in range(2):
+            np.asarray(x * 2.0 - 1.0)
+    m = metrics()
+    assert (m["host_runs"], m["compiles"], m["cache_hits"]) == (4, 1, 1)
+
+
+def test_host_results_are_device_buffers_of_their_own(host_first):
+    from xla_array.core import backend
+    X = np.arange(12.0 * fresh_rows()[1]).reshape(-1, 4)
+    x = xp.asarray(X)
+    y = xp.reshape(x, (4, -1)) + 0.0  # ... and a pure reshape, whose host value views x's
+    z = xp.reshape(x, (2, -1))
+    for r in (y, z):
+        xp.block_until_ready(r)
+    assert host_first()["host_runs"] >= 1
+    mem = [backend.to_numpy(a._node.buffer) for a in (x, y, z)]
+    assert not np.shares_memory(mem[0], mem[1]) and not np.shares_memory(mem[0], mem[2])
+    np.testing.assert_array_equal(np.asarray(z), X.reshape(2, -1))
+    assert y.device == x.device
+
+
+def test_the_setting_off_compiles_at_once(metrics):
+    x = xp.asarray(np.ones(fresh_rows()))
+    with xp.flags.using(host_first=False):
+        np.asarray(x * 2.0 + 1.0)
+    m = metrics()
+    assert (m["host_runs"], m["compiles"]) == (0, 1)
+
+
+CASES = {
+    "exp": lambda a: xp.exp(a) + 1.0,
+    "subnormal": lambda a: a * 1.0,
+    "float_to_int_nan": lambda a: xp.astype(a * 2.0, xp.int32),
+    "fast_math": lambda a: xp.sum(a, axis=1) / 3.0,
+    "zero_max": lambda a: xp.max(a, axis=0),
+    "float16": lambda a: a + a,
+    "big": lambda a: a + 1.0,
+}
+
+
+@pytest.mark.parametrize("case", ["exp", "subnormal", "float_to_int_nan", "fast_math",
+                                  "zero_max", "float16", "big"])
+def test_graphs_the_host_cannot_match_compile(host_first, case):
+    shape = fresh_rows()
+    X = np.random.default_rng(1).standard_normal(shape)
+    data, f = X, CASES[case]
+    if case == "subnormal":  # compiled code flushes it to zero; NumPy would keep it
+        data = X.copy()
+        data[0, 0] = 1e-310
+    elif case == "float_to_int_nan":
+        data = X.copy()
+        data[0, 0] = np.nan
+    elif case == "zero_max":  # the sign of a zero max follows XLA's order
+        data = np.zeros(shape)
+        data[1, 1] = -0.0
+    elif case == "float16":
+        data = X.astype(np.float16)
+    elif case == "big":
+        data = np.ones((hosteval.MAX_BYTES // 8 + 1,))
+    x = xp.asarray(data)
+    with xp.flags.using(fast_math=case == "fast_math"):
+        first = np.asarray(f(x))
+        m = host_first()
+        assert (m["host_runs"], m["compiles"]) == (0, 1)
+        with xp.flags.using(host_first=False):
+            again = np.asarray(f(x))
+    assert first.tobytes() == again.tobytes()
+    if case == "subnormal":
+        assert first[0, 0] == 0.0  # flushed, as every compiled graph does
+
+
+# ------------------------------------------------------------------- bits: host vs compiled
+
+def _specials(dtype):
+    """Values where rounding rules show: signed zeros, infinities, NaN, extremes, ties."""
+    d = np.dtype(dtype)
+    if d.kind == "f":  # (none whose products or quotients are subnormal: those compile)
+        big = 1e300 if d.itemsize == 8 else 1e30
+        return np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, np.inf, -np.inf,
+                         np.nan, big, -big, 1e-5, 1 / 3, 1e10, 3.0, 7.0, -0.1], dtype=d)
+    if d.kind == "b":
+        return np.array([True, False] * 10)
+    i = np.iinfo(d)
+    return np.array([0, 1, 2, 3, 7, i.max, i.min, i.max - 1, i.min + 1, 100, 5, 9, 11, 13, 17,
+                     19, 23, 29, 31, 37], dtype=d)
+
+
+_UNARY = ["negative", "positive", "abs", "square", "sqrt", "reciprocal", "floor", "ceil",
+          "trunc", "round", "sign", "isfinite", "isinf", "isnan", "logical_not"]
+_BINARY = ["add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal",
+           "less", "less_equal", "greater", "greater_equal", "logical_and", "logical_or",
+           "logical_xor"]
+_INTEGER = ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert"]
+
+
+def _applies(name, dtype):
+    d = np.dtype(dtype)
+    floats = ("sqrt", "reciprocal", "divide")
+    if name in _INTEGER:
+        return d.kind in "biu"
+    if name in floats:
+        return d.kind == "f"
+    if name in ("negative", "positive", "abs", "square", "sign", "floor", "ceil", "trunc",
+                "round", "subtract", "maximum", "minimum", "less", "less_equal", "greater",
+                "greater_equal"):
+        return d.kind != "b" or name in ("maximum", "minimum", "less", "greater", "less_equal",
+                                         "greater_equal", "floor", "ceil", "trunc", "round")
+    return True
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint32", "bool"])
+def test_every_elementwise_rule_matches_the_compiled_bits(metrics, dtype):
+    """Each op on every pair of special values (host_first='check' compares the bits)."""
+    v = _specials(dtype)
+    a = xp.asarray(np.repeat(v, len(v)))
+    b = xp.asarray(np.tile(v, len(v)))
+    checked = 0
+    for name in _UNARY + _BINARY + _INTEGER:
+        if not _applies(name, dtype):
+            continue
+        f = getattr(xp, name)
+        try:
+            r = f(a) if name in _UNARY or name == "bitwise_invert" else f(a, b)
+        except TypeError:
+            continue  # a dtype the op does not take
+        checked += r._node.buffer is None  # (positive(x), floor of integers: x itself)
+        np.asarray(r)
+    m = metrics()
+    assert m["host_checks"] == checked > 5  # each compared, none differed
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "uint8", "bool"])
+def test_casts_match_the_compiled_bits(metrics, dtype):
+    v = _specials(dtype)
+    x = xp.asarray(v)
+    for to in (xp.float64, xp.float32, xp.int64, xp.int16, xp.uint8, xp.bool):
+        if np.dtype(str(to)) == v.dtype:
+            continue
+        before = metrics()["host_checks"]
+        r = np.asarray(xp.astype(x, to))
+        # NaN, infinities and values off an integer's range: XLA's cast saturates, NumPy's is
+        # undefined there; such a graph compiles without a check
+        off = v.dtype.kind == "f" and r.dtype.kind in "iu"
+        assert metrics()["host_checks"] == before + (not off)
+    if v.dtype.kind == "f":  # in range, the cast to integers is checked
+        before = metrics()["host_checks"]
+        np.asarray(xp.astype(xp.asarray(np.array([-3.7, -0.0, 0.9, 126.5], dtype=v.dtype)),
+                             xp.int8))
+        assert metrics()["host_checks"] == before + 1
+
+
+@pytest.mark.parametrize("shape,axes", [((7,), None), ((200,), None), ((1000,), None),
+                                        ((3, 129), 1), ((40, 5), 0), ((17, 9, 3), (0, 2)),
+                                        ((2, 300), None), ((5, 1, 8), 1)])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_reductions_match_the_compiled_bits(metrics, shape, axes, dtype):
+    rng = np.random.default_rng(sum(shape))
+    X = (rng.standard_normal(shape) * 10.0 ** rng.integers(-6, 6, shape)).astype(dtype) \
+        if dtype.startswith("float") else rng.integers(-2**40, 2**40, shape).astype(dtype)
+    x = xp.asarray(X)
+    outs = [xp.sum(x, axis=axes), xp.mean(xp.astype(x, xp.float64), axis=axes),
+            xp.max(x, axis=axes), xp.min(x, axis=axes), xp.any(x > 0, axis=axes),
+            xp.all(x > -1e30, axis=axes), xp.argmax(xp.reshape(x, (-1,)))]
+    if dtype.startswith("float"):
+        outs.append(xp.std(x, axis=axes))
+    for r in outs:
+        np.asarray(r)
+    full = tuple(range(len(shape))) if axes is None else np.atleast_1d(axes)
+    xla_order = sum_plan(shape, tuple(int(a) % len(shape) for a in full))[1] > \
+        SEQUENTIAL_ROWS and not hosteval._column_kernel()  # XLA_ARRAY_NATIVE=0: XLA's order
+    # (float sum, mean and std then compile, unchecked)
+    expected = len(outs) - (0 if not xla_order else 3 if dtype.startswith("float") else 1)
+    assert metrics()["host_checks"] >= expected
+    if not xla_order or not dtype.startswith("float"):
+        np.testing.assert_array_equal(np.asarray(outs[0]), X.sum(axis=axes))
+
+
+def test_layout_ops_match_the_compiled_bits(metrics):
+    X = np.arange(60.0).reshape(3, 4, 5) - 30.0
+    x = xp.asarray(X)
+    outs = [xp.permute_dims(x, (2, 0, 1)), x[1:, ::2, ::-1], xp.concat([x, x * 2.0], axis=1),
+            xp.broadcast_to(x[:, :1, :], (3, 4, 5)) + 1.0, xp.flip(x, axis=(0, 2)),
+            xp.where(x > 0, x, -x), xp.reshape(x, (12, 5)).T, xp.arange(7) * 3,
+            xp.concat([xp.astype(x[0], xp.int32), xp.ones((4, 5), dtype=xp.int64)])]
+    for r in outs:
+        np.asarray(r)
+    assert metrics()["host_checks"] >= len(outs)
+
+
+def test_the_check_mode_catches_a_wrong_rule(monkeypatch):
+    monkeypatch.setattr(OPS["add"], "host",
+                        lambda n, vals: np.asarray(vals[0] + vals[1] + 1, dtype=n.dtype.np))
+    x = xp.asarray(np.arange(5.0 + next(_shapes) % 7))
+    with xp.flags.using(host_first="check"):
+        with pytest.raises(AssertionError, match="host_first check.*add"):
+            np.asarray(x + x)
+
+
+def checked_each(metrics, outs):
+    """Compute each output alone: each graph's bits were compared with the host's."""
+    for o in outs:
+        if o._node.buffer is not None:  # computed beside an earlier one
+            continue
+        before = metrics()["host_checks"]
+        np.asarray(o)
+        assert metrics()["host_checks"] == before + 1, o._node
+
+
+def _with_ties(dtype):
+    v = np.array([3.0, -0.0, 0.0, np.nan, 1.0, 3.0, -np.inf, 2.0, np.nan, -1.0, 0.0, 1.0] * 3)
+    return v.astype(dtype) if np.dtype(dtype).kind == "f" else \
+        np.nan_to_num(v, nan=7, neginf=-5).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "uint8", "int16"])
+def test_sorting_and_searching_match_the_compiled_bits(metrics, dtype):
+    V = _with_ties(dtype)
+    v = xp.asarray(V)
+    m2 = xp.reshape(v, (4, 9))
+    outs = [xp.sort(v), xp.sort(v, descending=True), xp.argsort(v), xp.sort(m2, axis=0),
+            xp.argsort(v, descending=True), xp.argsort(m2, axis=1, descending=True),
+            xp.unique_values(v),
+            *xp.unique_counts(v), *xp.unique_inverse(v), *xp.unique_all(v),
+            xp.searchsorted(xp.sort(v), v), xp.searchsorted(xp.sort(v), v, side="right"),
+            xp.searchsorted(v, v[:5]),  # (unsorted: the bisection's own answer)
+            xp.take_along_axis(m2, xp.argsort(m2, axis=1)[:, :3], axis=1)]
+    checked_each(metrics, outs)
+    np.testing.assert_array_equal(np.asarray(outs[0]), np.sort(V))
+    # an unstable sort of 64-bit keys may order equal keys either way: compiled, unchecked
+    # where there are ties, checked where there are none
+    before = metrics()["host_checks"]
+    np.asarray(xp.argsort(m2, axis=0, stable=False))
+    np.asarray(xp.argsort(xp.arange(12.0) * -1.0, stable=False))
+    assert metrics()["host_checks"] >= before + 1
+    np.testing.assert_array_equal(np.asarray(outs[2]), np.argsort(V, kind="stable"))
+
+
+def test_indexing_matches_the_compiled_bits_and_raises_the_same(metrics):
+    X = np.arange(60.0).reshape(6, 10) - 7.5
+    x = xp.asarray(X)
+    idx = xp.asarray(np.array([0, -1, 3, 5, -6, 2]))
+    outs = [x[idx], x[:, idx], x[idx, idx], x[x > 3.0], xp.take(x, idx, axis=1),
+            x[xp.asarray(np.array([1, 4], dtype=np.uint16))], xp.cumulative_sum(idx),
+            xp.cumulative_prod(xp.asarray(np.arange(1, 7)), include_initial=True)]
+    checked_each(metrics, outs)
+    i = [0, -1, 3, 5, -6, 2]
+    np.testing.assert_array_equal(np.asarray(outs[2]), X[i, i])
+    bad = xp.asarray(np.array([1, 9]))
+    for mode in (True, False):  # on the host at first sight, and compiled
+        with xp.flags.using(host_first=mode):
+            with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0"):
+                np.asarray(x[bad])
+
+
+def test_a_first_sight_index_error_is_the_compiled_one(host_first):
+    x = xp.asarray(np.arange(float(next(_shapes))))
+    bad = xp.asarray(np.array([1, 10**6 - 1])) + 1  # (computed: checked when the graph runs)
+    messages = []
+    for _ in range(2):  # on the host, then compiled
+        with pytest.raises(IndexError, match="index 1000000 is out of bounds for axis 0") as e:
+            np.asarray(x[bad] * 2.0)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+    m = host_first()
+    assert (m["host_runs"], m["compiles"]) == (0, 1)

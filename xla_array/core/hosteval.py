@@ -1,0 +1,198 @@
+"""First use on the host: a graph structure not compiled yet runs with NumPy instead of
+compiling, when NumPy computes it bit for bit as the compiled graph would.
+
+Compiling a new graph costs 20-500 ms; most code runs most of its graphs once (a script's
+statements, a library call's steps), and that is the stall a new user meets. So on a CPU device a
+graph whose every op has a host rule (``ops/host.py``: IEEE arithmetic, comparisons, sums in
+NumPy's order, integer arithmetic, sorting, indexing, data movement) is evaluated op by op with
+NumPy on the buffers' host memory, and its results are written back as device buffers. Each
+structure's host runs are timed: once they have taken ``host_first_budget`` seconds (50 ms, about
+what the cheapest compiles cost: the rent-or-buy rule, never more than twice the better choice
+made in hindsight), the structure compiles and every later run uses the executable. A loop over
+large values compiles after a few iterations; a small graph run now and then never does.
+
+Bits: the results are the compiled graph's, NaN payloads aside. Rules exist only for ops whose
+lowering rounds as NumPy does; a rule raises ``NotExact`` for values where it cannot promise
+that (an out-of-range float-to-integer cast, a zero max/min, whose sign follows XLA's order), and
+subnormal numbers, which compiled code flushes to zero, are looked for in every computing op's
+float operands and results: any of these and the graph compiles instead. The test suite runs
+with ``XLA_ARRAY_HOST_FIRST=check``: every graph compiles, and the bits of each run whose ops
+have rules are compared with the host's (``expected``, ``compare``).
+
+``XLA_ARRAY_HOST_FIRST=0`` (``xp.flags.set(host_first=False)``) turns it off: every new graph
+compiles at once. ``xp.debug.metrics()`` counts ``host_runs`` and ``host_seconds``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import numpy as np
+
+from . import backend as _backend
+from . import flags as _flags
+from . import metrics as _metrics
+from . import registry
+from .devices import Device
+from .graph import SCALAR, Node
+from .ops.host import DTYPES, MOVES, NotExact
+from .ops.reductions import SEQUENTIAL_ROWS, sum_plan
+
+__all__ = ["host_turn", "spent", "eligible", "evaluate", "expected", "compare", "NotExact"]
+
+log = logging.getLogger("xla_array")
+
+# structural keys the host has computed -> seconds spent on them (bounded: the oldest half goes
+# when full). A key whose host runs have taken ``host_first_budget`` seconds compiles.
+_SPENT: dict[Any, float] = {}
+_SPENT_MAX = 4096  # (a key holds the whole structure: a big graph's is large)
+
+
+def host_turn(key: Any) -> bool:
+    """Whether the graph of ``key`` (not compiled in this process) should run on the host:
+    its host runs so far have taken less than the ``host_first_budget`` setting. Called under
+    the executor's lock."""
+    spent = _SPENT.get(key)
+    if spent is None:
+        if len(_SPENT) >= _SPENT_MAX:
+            for k in list(_SPENT)[:_SPENT_MAX // 2]:
+                del _SPENT[k]
+        _SPENT[key] = 0.0
+        return True
+    budget = _flags._values["host_first_budget"]
+    return spent < budget if budget > 0 else False
+
+
+def spent(key: Any, seconds: float) -> None:
+    """Count a host run of ``key`` (``inf``: its graph cannot run on the host)."""
+    _SPENT[key] = _SPENT.get(key, 0.0) + seconds
+
+
+# the largest value (bytes) a host evaluation computes: a compiled graph fuses its steps and
+# writes out few of its values, NumPy writes every one (a bigger graph compiles, and its compile
+# time is small beside its work anyway)
+MAX_BYTES = 1 << 26
+
+
+def eligible(order: list[Node], device: Any) -> bool:
+    """Whether the graph ``order`` may run on the host: the setting is on (and ``fast_math``
+    off), ``device`` is a local CPU device, every op has a host rule, every value a dtype the
+    rules cover and at most ``MAX_BYTES``."""
+    values = _flags._values
+    if not values["host_first"] or values["fast_math"]:
+        return False
+    if type(device) is not Device or device.platform != "cpu" or not device._local:
+        return False  # (a Mesh: its pieces live on several devices)
+    for n in order:
+        if n.op.host is None or n.dtype.name not in DTYPES or \
+                math.prod(n.shape) * n.dtype.itemsize > MAX_BYTES:
+            return False
+        if n.op.name == "reduce" and n.dtype.kind == "f" and n.attrs.kind == "sum" and \
+                sum_plan(n.inputs[0].shape, n.attrs.axes)[1] > SEQUENTIAL_ROWS and \
+                not _column_kernel():
+            return False  # many rows added by XLA's reduction, in its own order
+        for x in n.inputs:
+            if x.dtype.name not in DTYPES:
+                return False
+    return True
+
+
+def _column_kernel() -> bool:
+    """Whether float column sums of many rows go to the column-sum kernel (NumPy's order)."""
+    k = registry.KERNELS.get("pairwise")
+    return k is not None and registry.in_use(k)
+
+
+def _subnormal(v: np.ndarray) -> bool:
+    """Whether float array ``v`` holds a subnormal number (compiled code reads and writes them
+    as zero)."""
+    if v.dtype.kind != "f" or not v.size:
+        return False
+    u, magnitude, mantissa = _FIELDS[v.dtype.itemsize]
+    # no exponent bits and some mantissa: |bits| - 1 < mantissa (0 - 1 wraps around to the top)
+    return bool(np.any((v.view(u) & magnitude) - u(1) < mantissa))
+
+
+_FIELDS = {8: (np.uint64, np.uint64((1 << 63) - 1), np.uint64((1 << 52) - 1)),
+           4: (np.uint32, np.uint32((1 << 31) - 1), np.uint32((1 << 23) - 1))}
+
+
+def evaluate(order: list[Node], bufs: list[Node], scalars: list[Node],
+             outs: list[Node], checks: bool = True) -> list[np.ndarray]:
+    """The values of ``outs``, computed with the ops' host rules; NotExact where a rule or a
+    subnormal value cannot promise the compiled bits. ``checks``: run the run-time checks of
+    the outputs that have one (``OpDef.check``: IndexError for out-of-bounds indices), as
+    the executor does after a compiled run."""
+    env: dict[Node, Any] = {}
+    for n in bufs:
+        env[n] = _backend.to_numpy(n.buffer)
+    for n in scalars:
+        env[n] = np.asarray(n.value, dtype=n.dtype.np)
+    with np.errstate(all="ignore"):
+        for n in order:
+            vals = [env[x] if x in env else _leaf(x) for x in n.inputs]
+            computes = n.op.name not in MOVES
+            if computes:
+                for v in vals:
+                    if isinstance(v, np.ndarray) and _subnormal(v):
+                        raise NotExact(f"a subnormal operand of {n.op.name}")
+            r = n.op.host(n, vals)
+            if n.op.nout > 1:  # a multi-result op: its ``get`` nodes take the parts
+                env[n] = r
+                continue
+            r = np.asarray(r)
+            if r.shape != n.shape or r.dtype != n.dtype.np:
+                raise NotExact(f"{n.op.name}'s host rule gave {r.dtype}{r.shape}, not "
+                               f"{n.dtype.name}{n.shape}")
+            if computes and _subnormal(r):
+                raise NotExact(f"a subnormal result of {n.op.name}")
+            env[n] = r
+    if checks:
+        for n in outs:
+            if n.op.check is not None:
+                n.op.check(n, env[n])
+    return [env[n] for n in outs]
+
+
+def expected(order: list[Node], bufs: list[Node], scalars: list[Node],
+             outs: list[Node]) -> list[np.ndarray] | None:
+    """The check mode's host values (``evaluate``), None where they are not exact."""
+    try:
+        return evaluate(order, bufs, scalars, outs, checks=False)
+    except (NotExact, MemoryError):
+        return None
+
+
+def compare(order: list[Node], outs: list[Node], host: list[np.ndarray],
+            compiled: list[np.ndarray]) -> None:
+    """The check mode: AssertionError naming the op and its first differing element where the
+    host's values and the compiled graph's differ in any bit (NaN payloads aside)."""
+    _metrics.count("host_checks")
+    for n, h, c in zip(outs, host, compiled):
+        if h.dtype.kind == "f":
+            same = (h.view(_FIELDS[h.itemsize][0]) == c.view(_FIELDS[h.itemsize][0])) | (
+                np.isnan(h) & np.isnan(c))
+        else:
+            same = h == c
+        if not np.all(same):
+            i = tuple(int(k) for k in np.argwhere(~np.asarray(same))[0])
+            ops = ", ".join(sorted({m.op.name for m in order}))
+            raise AssertionError(
+                f"host_first check: the host's {n.op.name} result differs from the compiled "
+                f"graph's at {i}: host {h[i]!r}, compiled {c[i]!r} (graph of {ops})")
+
+
+def _leaf(x: Node) -> np.ndarray:
+    """A leaf's value (the graph planner lists them in bufs/scalars; this covers the rest)."""
+    if x.op is SCALAR:
+        return np.asarray(x.value, dtype=x.dtype.np)
+    return _backend.to_numpy(x.buffer)
+
+
+def owned_copy(v: np.ndarray) -> np.ndarray:
+    """``v`` as a C-ordered array owning its memory (a host result may view an input's)."""
+    if v.flags.owndata and v.flags.c_contiguous and v.base is None:
+        return v
+    return np.array(v, order="C", copy=True)

@@ -1,0 +1,480 @@
+"""Host rules: the ops whose value NumPy computes bit for bit as their lowering does.
+
+A graph seen for the first time may run on the host instead of compiling (``core/hosteval.py``):
+each op of this table carries a rule ``host(node, values) -> ndarray`` (``OpDef.host``) that
+computes, from its inputs' NumPy values, exactly what the compiled graph computes. An op is here
+only where the two agree on every input, NaN payloads aside: IEEE arithmetic, comparisons and
+square roots (the lowering keeps XLA from reciprocal division and fused multiply-adds), float
+sums in NumPy's order (the lowering writes out NumPy's pairwise order), integer arithmetic
+(wrapping), data movement. Ops whose compiled results differ from NumPy's (``exp``, ``log``,
+matrix products, LAPACK, XLA's own reduction orders, ``pow``) have no rule, and a graph using one
+compiles. A rule raises ``NotExact`` for the inputs where it cannot promise the compiled bits
+(a float converted to an integer out of range, the sign of a zero ``max``); the graph then
+compiles. Subnormal numbers, which compiled code flushes to zero, are checked by the evaluator.
+
+The dtypes covered are bool, the integers, float32 and float64 (``DTYPES``); float16, bfloat16
+and complex graphs compile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..graph import OpDef
+from . import indexing as _indexing
+from . import sorting as _sorting  # noqa: F401  (defines the sorts, gathers and scans)
+from .elementwise import compute_dtype
+from .reductions import numpy_order
+from .structural import OPS
+
+__all__ = ["NotExact", "DTYPES", "MOVES"]
+
+DTYPES = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                    "uint64", "float32", "float64"))
+
+
+class NotExact(Exception):
+    """This node's inputs are ones where the host rule cannot promise the compiled bits."""
+
+
+# ops that move values without computing new ones (their float inputs reach the output
+# unchanged, subnormals included, as in compiled code): the evaluator checks no subnormals there
+MOVES = frozenset(("reshape", "broadcast", "transpose", "slice", "reverse", "pad", "iota",
+                   "get", "get_internal", "dynamic_slice", "checked", "gather", "take_axis",
+                   "take_along"))
+
+
+def _cast(v: np.ndarray, d: Any) -> np.ndarray:
+    """``v`` in dtype ``d`` as an elementwise op's operand (bool to numbers as 0/1)."""
+    return v if v.dtype == d.np else v.astype(d.np)
+
+
+def _elementwise(fn: Any) -> Any:
+    def rule(n: Any, vals: list) -> np.ndarray:
+        cd = compute_dtype(n)
+        return np.asarray(fn([_cast(v, cd) for v in vals], cd), dtype=n.dtype.np)
+    return rule
+
+
+def _bool_or(f: Any, g: Any) -> Any:
+    """NumPy's ufunc ``f`` on numbers; ``g`` (logical) on bools, as the lowering does."""
+    return lambda a, d: g(*a) if d.kind == "b" else f(*a)
+
+
+def _zero_signs(r: np.ndarray, a: np.ndarray, b: np.ndarray, take_neg: Any) -> np.ndarray:
+    """XLA's maximum/minimum order -0 below +0 (NumPy's return either): fix equal zeros."""
+    z = (a == 0) & (b == 0)
+    if z.any():
+        r = np.array(r, copy=True)
+        neg = take_neg(np.signbit(a), np.signbit(b))
+        r[z & neg] = -0.0
+        r[z & ~neg] = 0.0
+    return r
+
+
+def _max(a: list, d: Any) -> np.ndarray:
+    if d.kind == "b":
+        return np.logical_or(*a)
+    r = np.maximum(*a)  # NaN propagates, as the lowering's selects make it
+    return _zero_signs(r, a[0], a[1], np.logical_and) if d.kind == "f" else r
+
+
+def _min(a: list, d: Any) -> np.ndarray:
+    if d.kind == "b":
+        return np.logical_and(*a)
+    r = np.minimum(*a)
+    return _zero_signs(r, a[0], a[1], np.logical_or) if d.kind == "f" else r
+
+
+def _sign(a: list, d: Any) -> np.ndarray:
+    if d.kind == "b":
+        raise NotExact("sign of bools")
+    if d.kind == "u":
+        return (a[0] != 0).astype(d.np)
+    return np.sign(a[0]) + np.zeros((), d.np)  # (sign(-0.0) is +0.0 in both)
+
+
+def _trunc(a: list, d: Any) -> np.ndarray:
+    return a[0] if d.kind in "biu" else np.trunc(a[0])
+
+
+def _int_identity(f: Any) -> Any:
+    return lambda a, d: a[0] if d.kind in "biu" else f(a[0])
+
+
+_ELEMENTWISE = {
+    "add": _bool_or(np.add, np.logical_or),
+    "subtract": lambda a, d: np.subtract(*a),
+    "multiply": _bool_or(np.multiply, np.logical_and),
+    "divide": lambda a, d: np.divide(*a),
+    "negative": lambda a, d: np.negative(a[0]),
+    "positive": lambda a, d: a[0],
+    "abs": lambda a, d: a[0] if d.kind in "bu" else np.abs(a[0]),
+    "square": lambda a, d: np.multiply(a[0], a[0]),
+    "sqrt": lambda a, d: np.sqrt(a[0]),
+    "reciprocal": lambda a, d: np.divide(np.ones((), d.np), a[0]),
+    "floor": _int_identity(np.floor),
+    "ceil": _int_identity(np.ceil),
+    "trunc": _trunc,
+    "round": lambda a, d: a[0] if d.kind in "biu" else np.rint(a[0]),
+    "sign": _sign,
+    "maximum": _max,
+    "minimum": _min,
+    "equal": lambda a, d: np.equal(*a),
+    "not_equal": lambda a, d: np.not_equal(*a),
+    "less": lambda a, d: np.less(*a),
+    "less_equal": lambda a, d: np.less_equal(*a),
+    "greater": lambda a, d: np.greater(*a),
+    "greater_equal": lambda a, d: np.greater_equal(*a),
+    "logical_and": lambda a, d: np.logical_and(*a),
+    "logical_or": lambda a, d: np.logical_or(*a),
+    "logical_xor": lambda a, d: np.logical_xor(*a),
+    "logical_not": lambda a, d: np.logical_not(a[0]),
+    "bitwise_and": lambda a, d: np.bitwise_and(*a),
+    "bitwise_or": lambda a, d: np.bitwise_or(*a),
+    "bitwise_xor": lambda a, d: np.bitwise_xor(*a),
+    "bitwise_invert": lambda a, d: np.invert(a[0]),
+    "isfinite": lambda a, d: np.isfinite(a[0]),
+    "isinf": lambda a, d: np.isinf(a[0]),
+    "isnan": lambda a, d: np.isnan(a[0]),
+}
+
+
+def convert_value(v: np.ndarray, dst: Any) -> np.ndarray:
+    """``structural.convert``'s value: to bool by ``!= 0``; a float to an integer only inside
+    the integer's range (XLA saturates and zeroes NaN where NumPy's cast is undefined)."""
+    if v.dtype == dst.np:
+        return v
+    if dst.kind == "b":
+        return v != 0
+    if v.dtype.kind == "f" and dst.kind in "iu":
+        info = np.iinfo(dst.np)
+        with np.errstate(invalid="ignore"):
+            ok = (v > float(info.min) - 1.0) & (v < float(info.max) + 1.0)
+        if not ok.all():  # NaN, infinities and values off the range
+            raise NotExact("float to integer outside the integer's range")
+    return v.astype(dst.np)
+
+
+def _convert(n: Any, vals: list) -> np.ndarray:
+    return convert_value(vals[0], n.dtype)
+
+
+def _reduce(n: Any, vals: list) -> np.ndarray:
+    kind, axes = n.attrs
+    x = np.ascontiguousarray(vals[0])  # NumPy's order is that of a C-ordered operand
+    d = n.dtype
+    if kind == "sum":
+        if d.kind == "f" and x.size and not numpy_order(n):
+            raise NotExact("float sum in XLA's order (fast_math)")
+        return np.add.reduce(x, axis=axes, dtype=d.np)
+    if kind == "prod":
+        if d.kind == "f":
+            raise NotExact("float product in XLA's order")
+        return np.multiply.reduce(x, axis=axes, dtype=d.np)
+    if kind == "any":
+        return np.logical_or.reduce(x, axis=axes)
+    if kind == "all":
+        return np.logical_and.reduce(x, axis=axes)
+    if not x.size:
+        raise NotExact(f"{kind} of an empty array")
+    if d.kind == "b":
+        return (np.logical_or if kind == "max" else np.logical_and).reduce(x, axis=axes)
+    r = (np.maximum if kind == "max" else np.minimum).reduce(x, axis=axes)
+    if d.kind == "f" and (np.asarray(r) == 0).any():  # the sign of a zero: XLA's order
+        raise NotExact("float max/min of zeros")
+    return r
+
+
+def _argreduce(n: Any, vals: list) -> np.ndarray:
+    kind, axis = n.attrs
+    f = np.argmax if kind == "max" else np.argmin  # first index of ties and of NaN, as ours
+    return np.asarray(f(vals[0], axis=axis), dtype=np.int64)
+
+
+def _broadcast(n: Any, vals: list) -> np.ndarray:
+    return np.broadcast_to(vals[0], n.shape)
+
+
+def _slice(n: Any, vals: list) -> np.ndarray:
+    start, limit, step = n.attrs
+    return vals[0][tuple(slice(a, b, c) for a, b, c in zip(start, limit, step))]
+
+
+def _concat(n: Any, vals: list) -> np.ndarray:
+    return np.concatenate([convert_value(v, n.dtype) for v in vals], axis=n.attrs.axis)
+
+
+def _pad(n: Any, vals: list) -> np.ndarray:
+    low, high, interior = n.attrs
+    if min(low, default=0) < 0 or min(high, default=0) < 0:
+        raise NotExact("pad with negative edges")
+    x = vals[0]
+    out = np.zeros(n.shape, dtype=n.dtype.np)
+    out[tuple(slice(lo, lo + (s - 1) * (i + 1) + 1 if s else lo, i + 1)
+              for lo, s, i in zip(low, x.shape, interior))] = x
+    return out
+
+
+def _select(n: Any, vals: list) -> np.ndarray:
+    c, a, b = vals
+    return np.where(c, convert_value(a, n.dtype), convert_value(b, n.dtype))
+
+
+def _iota(n: Any, vals: list) -> np.ndarray:
+    shape, dim, d = n.attrs
+    line = np.arange(shape[dim] if shape else 1, dtype=d.np)
+    if not shape:
+        return line.reshape(())
+    return np.broadcast_to(line.reshape([-1 if i == dim else 1 for i in range(len(shape))]),
+                           shape)
+
+
+def _get(n: Any, vals: list) -> np.ndarray:
+    return vals[0][n.attrs.result]
+
+
+def _dynamic_slice(n: Any, vals: list) -> np.ndarray:
+    sizes, dyn = n.attrs
+    x = vals[0]
+    starts = dict(zip(dyn, (int(s) for s in vals[1:])))
+    idx = []
+    for i, (size, dim) in enumerate(zip(sizes, x.shape)):
+        s = min(max(starts.get(i, 0), 0), dim - size)  # clamped into the array, as XLA does
+        idx.append(slice(s, s + size))
+    return x[tuple(idx)]
+
+
+def _dynamic_update_slice(n: Any, vals: list) -> np.ndarray:
+    x, upd = vals[0], convert_value(vals[1], n.dtype)
+    starts = dict(zip(n.attrs.dyn, (int(s) for s in vals[2:])))
+    out = np.array(x, copy=True)
+    idx = []
+    for i, (size, dim) in enumerate(zip(upd.shape, x.shape)):
+        s = min(max(starts.get(i, 0), 0), dim - size)
+        idx.append(slice(s, s + size))
+    out[tuple(idx)] = upd
+    return out
+
+
+# ---------------------------------------------------------------- indices, gathers, sorts
+
+_I64 = np.int64
+
+
+def _wrapped(idx: np.ndarray, size: int) -> np.ndarray:
+    """int64 indices, negative ones wrapped once (``sorting._index``)."""
+    v = idx.astype(_I64) if idx.dtype.kind != "u" or idx.dtype.itemsize < 8 else \
+        np.minimum(idx, np.uint64(2**63 - 1)).astype(_I64)
+    return v if idx.dtype.kind == "u" else np.where(v < 0, v + size, v)
+
+
+def _clamped(idx: np.ndarray, size: int) -> np.ndarray:
+    """Start indices of one-element slices, clamped into the axis as ``stablehlo.gather``."""
+    if size < 1:
+        raise NotExact("a gather from an empty axis")
+    return np.clip(_wrapped(idx, size), 0, size - 1)
+
+
+def _index_norm(n: Any, vals: list) -> np.ndarray:
+    size, x = n.attrs.size, vals[0]
+    if x.dtype.kind == "u":
+        return np.minimum(x, min(size - 1, np.iinfo(x.dtype).max)).astype(_I64)
+    v = x.astype(_I64)
+    return np.clip(np.where(v < 0, v + size, v), 0, size - 1)
+
+
+def _index_check(n: Any, vals: list) -> np.ndarray:
+    size, x = n.attrs.size, vals[0]
+    v = np.minimum(x, np.uint64(2**63 - 1)).astype(_I64) if x.dtype == np.uint64 else \
+        x.astype(_I64)
+    bad = v[(v < -size) | (v >= size)]
+    return np.asarray(bad.max() if bad.size else _indexing._NONE, dtype=_I64)
+
+
+def _gather(n: Any, vals: list) -> np.ndarray:
+    offset_dims, collapsed, slice_sizes = n.attrs
+    x, idx = vals
+    k = len(collapsed)
+    kept = [i for i in range(x.ndim) if i not in collapsed]
+    # kept axes from 0 (no start index), collapsed axes moved first and indexed
+    x = x[tuple(slice(0, slice_sizes[i]) if i in kept else slice(None) for i in range(x.ndim))]
+    x = np.moveaxis(x, list(collapsed), list(range(k)))
+    starts = tuple(np.clip(idx[..., j], 0, x.shape[j] - 1) for j in range(k))
+    if any(x.shape[j] < 1 for j in range(k)):
+        raise NotExact("a gather from an empty axis")
+    r = x[starts] if k else np.broadcast_to(x, idx.shape[:-1] + x.shape)  # batch + kept
+    nb = r.ndim - len(kept)
+    batch, pos = iter(range(nb)), iter(range(nb, r.ndim))
+    perm = [next(pos) if i in offset_dims else next(batch) for i in range(r.ndim)]
+    return np.transpose(r, perm)
+
+
+def _take_axis(n: Any, vals: list) -> np.ndarray:
+    x, idx = vals
+    axis = n.attrs.axis
+    return np.take(x, _clamped(idx, x.shape[axis]), axis=axis)
+
+
+def _take_along(n: Any, vals: list) -> np.ndarray:
+    x, idx = vals
+    axis = n.attrs.axis
+    return np.take_along_axis(x, _clamped(idx, x.shape[axis]), axis=axis)
+
+
+_INT_OF: dict[int, Any] = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _ordered_key(x: np.ndarray, merge_zeros: bool) -> np.ndarray:
+    """``sorting._ordered_key``: signed integers in the sort order (NaN last, one NaN)."""
+    if x.dtype.kind != "f":
+        return x
+    it = _INT_OF[x.dtype.itemsize]
+    bits = np.array(x).view(it)
+    if merge_zeros:
+        bits = np.where(x == 0, it(0), bits)
+    bits = np.where(x != x, np.array(np.nan, dtype=x.dtype).view(it), bits)
+    mask = it(np.iinfo(it).max)
+    return np.where(bits < 0, bits ^ mask, bits)
+
+
+def _sort_keyed(n: Any, vals: list) -> np.ndarray:
+    axis, descending, mode = n.attrs
+    x = vals[0]
+    if mode == "values":
+        key = _ordered_key(x, merge_zeros=False)
+        out = np.sort(key, axis=axis)  # distinct keys are distinct bits: any sort agrees
+        if descending:
+            out = np.flip(out, axis=axis)
+        if x.dtype.kind != "f":
+            return out
+        mask = out.dtype.type(np.iinfo(out.dtype).max)
+        return np.where(out < 0, out ^ mask, out).view(x.dtype)
+    key = _ordered_key(x, merge_zeros=True).astype(_I64)
+    if descending:
+        key = ~key  # (reverses the order; equal keys keep their index order: stable)
+    return np.argsort(key, axis=axis, kind="stable").astype(_I64)
+
+
+def _sort_multi(n: Any, vals: list) -> tuple:
+    axis, descending, stable, nkeys = n.attrs
+    keys = [_ordered_key(v, merge_zeros=True) for v in vals[:nkeys]]
+    keys = [k.astype(np.uint8) if k.dtype == np.bool_ else k for k in keys]
+    if descending:
+        keys = [~k for k in keys]
+    keys = [np.moveaxis(k, axis, -1) for k in keys]
+    order = np.lexsort(keys[::-1])  # stable: equal keys keep their order
+    if not stable and keys[0].shape[-1] > 1:
+        # an unstable sort may order equal keys either way: exact only without ties
+        ranked = [np.take_along_axis(k, order, axis=-1) for k in keys]
+        same = np.ones(ranked[0][..., 1:].shape, dtype=bool)
+        for k in ranked:
+            same &= k[..., 1:] == k[..., :-1]
+        if same.any():
+            raise NotExact("an unstable sort with equal keys")
+    order = np.moveaxis(order, -1, axis)
+    return tuple(np.take_along_axis(v, order, axis=axis) for v in vals)
+
+
+def _scatter1d(n: Any, vals: list) -> np.ndarray:
+    size, combine = n.attrs
+    idx, upd = vals
+    iv = _wrapped(idx, 0) if idx.dtype.kind == "u" else idx.astype(_I64)
+    iv = np.where((iv < 0) | (iv >= size), size, iv)
+    d = n.dtype.np
+    if combine == "min":
+        out = np.full(size + 1, np.iinfo(d).max, dtype=d)
+        np.minimum.at(out, iv, upd)
+        return out[:size]
+    inside = iv < size
+    slots, first = np.unique(iv[inside], return_index=True)
+    if len(slots) != int(inside.sum()):  # repeated slots: XLA keeps one of the updates
+        u = upd[inside]
+        rep = u[first][np.searchsorted(slots, iv[inside])]
+        if not np.array_equal(rep.view(np.uint8), u.view(np.uint8)):
+            raise NotExact("a scatter of different values into one slot")
+    out = np.zeros(size + 1, dtype=d)
+    out[iv] = upd
+    return out[:size]
+
+
+def _less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``sorting.less``: NaN after every number, signed zeros equal."""
+    if a.dtype.kind != "f":
+        return a < b
+    return (a < b) | ((a == a) & (b != b))
+
+
+def _searchsorted(n: Any, vals: list) -> np.ndarray:
+    x1, v = vals
+    m = x1.shape[0]
+    lo = np.zeros(v.shape, dtype=_I64)
+    if m == 0:
+        return lo
+    hi = np.full(v.shape, m, dtype=_I64)
+    for _ in range(m.bit_length()):  # the lowering's bisection, step for step
+        active = lo < hi
+        mid = (lo + hi) >> 1
+        val = x1[np.minimum(mid, m - 1)]
+        right = _less(val, v) if n.attrs.side == "left" else ~_less(v, val)
+        lo = np.where(active & right, mid + 1, lo)
+        hi = np.where(active & ~right, mid, hi)
+    return lo
+
+
+def _cumreduce(n: Any, vals: list) -> np.ndarray:
+    kind, axis, initial = n.attrs
+    x = vals[0]
+    if x.dtype.kind == "f":
+        raise NotExact("a float scan in XLA's order")
+    d = x.dtype
+    r = (np.cumsum if kind == "sum" else np.cumprod)(x, axis=axis, dtype=d)
+    if initial:
+        shape = list(x.shape)
+        shape[axis] = 1
+        r = np.concatenate([np.full(shape, 0 if kind == "sum" else 1, dtype=d), r], axis=axis)
+    return r
+
+
+_STRUCTURAL = {
+    "convert": _convert,
+    "reshape": lambda n, v: np.reshape(v[0], n.shape),
+    "broadcast": _broadcast,
+    "transpose": lambda n, v: np.transpose(v[0], n.attrs.perm),
+    "slice": _slice,
+    "reverse": lambda n, v: np.flip(v[0], axis=n.attrs.axes) if n.attrs.axes else v[0],
+    "concat": _concat,
+    "pad": _pad,
+    "select": _select,
+    "iota": _iota,
+    "get": _get,
+    "get_internal": _get,
+    "reduce": _reduce,
+    "argreduce": _argreduce,
+    "dynamic_slice": _dynamic_slice,
+    "dynamic_update_slice": _dynamic_update_slice,
+    "index_norm": _index_norm,
+    "index_check": _index_check,
+    "checked": lambda n, v: v[0],
+    "gather": _gather,
+    "take_axis": _take_axis,
+    "take_along": _take_along,
+    "sort_keyed": _sort_keyed,
+    "sort_multi": _sort_multi,
+    "scatter1d": _scatter1d,
+    "searchsorted": _searchsorted,
+    "cumreduce": _cumreduce,
+}
+
+
+def _attach() -> None:
+    for name, fn in _ELEMENTWISE.items():
+        OPS[name].host = _elementwise(fn)
+    for name, rule in _STRUCTURAL.items():
+        op: OpDef = OPS[name]
+        op.host = rule
+
+
+_attach()
