@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import glob
-import importlib.metadata
 import importlib.util
 import os
 import warnings
@@ -102,6 +101,7 @@ def distributed_cuda_client(distributed_client: Any, node_id: int, num_nodes: in
 
 def _load_plugin(path: str, dist: str) -> None:
     """Check the plugin's version against jaxlib's, load and initialize it (once)."""
+    import importlib.metadata  # (load order: 20 ms to import; only a found plugin needs it)
     try:
         version = importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
