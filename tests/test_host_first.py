@@ -325,3 +325,19 @@ def test_a_first_sight_index_error_is_the_compiled_one(host_first):
     assert messages[0] == messages[1]
     m = host_first()
     assert (m["host_runs"], m["compiles"]) == (0, 1)
+
+
+def test_float_cumulative_sums_run_on_the_host_with_the_scan_kernel(metrics):
+    """NumPy's order is the scan kernel's (kernels/scan.py): with it, float scans are host
+    rules too; without it (XLA_ARRAY_NATIVE=0), XLA's scan compiles, unchecked."""
+    X = np.random.default_rng(4).standard_normal((40, 6)) * 1e3
+    x = xp.asarray(X)
+    outs = [xp.cumulative_sum(x, axis=0), xp.cumulative_prod(x[:5] / 1e3, axis=1),
+            xp.cumulative_sum(xp.astype(x, xp.float32), axis=1, include_initial=True)]
+    kernel = hosteval._in_use("scan")
+    for o in outs:
+        before = metrics()["host_checks"]
+        np.asarray(o)
+        assert metrics()["host_checks"] == before + kernel
+    if kernel:
+        np.testing.assert_array_equal(np.asarray(outs[0]), np.cumsum(X, axis=0))

@@ -18,7 +18,7 @@ from xla_array.core import executor, registry, rewrite
 from xla_array.core.cache import executables
 from xla_array.core.ops.reductions import SEQUENTIAL_ROWS, regular_rows, sum_plan
 from xla_array.core.ops.structural import OPS
-from xla_array.kernels import library, lu_perm, pairwise, rowpass
+from xla_array.kernels import library, lu_perm, pairwise, rowpass, scan
 
 KERNELS_DIR = os.path.dirname(library.__file__)
 
@@ -46,15 +46,17 @@ def no_kernels(monkeypatch):
     """As in a package built without the kernels: none available (executables compiled with
     them are dropped, as a process without them would never have had them)."""
     for k in registry.KERNELS.values():
-        lib = {"rowpass": rowpass._LIB, "lu_perm": lu_perm._LIB, "pairwise": pairwise._LIB}[k.kind]
-        monkeypatch.setattr(lib, "ok", False)
+        libs = {"rowpass": [rowpass._LIB], "lu_perm": [lu_perm._LIB], "pairwise": [pairwise._LIB],
+                "scan": scan._LIBS}[k.kind]
+        for lib in libs:
+            monkeypatch.setattr(lib, "ok", False)
     executables.clear()
     yield
     executables.clear()
 
 
 def test_each_kernel_has_one_record():
-    assert set(registry.KERNELS) == {"rowpass", "lu_perm", "pairwise"}
+    assert set(registry.KERNELS) == {"rowpass", "lu_perm", "pairwise", "scan"}
     for k in registry.KERNELS.values():
         assert os.path.exists(os.path.join(KERNELS_DIR, k.source)), k.source
         assert OPS[k.op.name] is k.op and k.replaces in OPS
@@ -199,7 +201,7 @@ def test_native_off_turns_the_kernels_off_quietly():
               registry.context() == "")
     """, {"XLA_ARRAY_NATIVE": "0", "XLA_ARRAY_CACHE_DIR": "off"})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["['lu_perm',", "'pairwise',", "'rowpass']", "True"]
+    assert r.stdout.split() == ["['lu_perm',", "'pairwise',", "'rowpass',", "'scan']", "True"]
     assert "unavailable" not in r.stderr
 
 
@@ -261,4 +263,44 @@ def test_column_sums_add_rows_in_order_with_the_kernel(dtype, monkeypatch):
                 np.testing.assert_array_equal(np.asarray(got), np.sum(x, axis=axis))
             else:
                 np.testing.assert_allclose(np.asarray(got), np.sum(x, axis=axis), rtol=1e-5)
+    executables.clear()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cumulative_sums_and_products_are_numpys_with_the_kernel(dtype, monkeypatch):
+    """NumPy's cumsum/cumprod add (multiply) each value into the running total in turn; XLA's
+    scan associates by blocks (most results differed from NumPy's past 30 values). The scan
+    kernel (kernels/scan.py) runs NumPy's order; without it, XLA's scan (NumPy's value up to
+    rounding)."""
+    rng = np.random.default_rng(9)
+    shapes = [((31,), 0), ((2000,), 0), ((300, 7), 0), ((7, 300), 1), ((4, 50, 3), 1),
+              ((1, 5), 1)]
+    cases = [((rng.standard_normal(s) * np.exp(rng.uniform(-12, 12, s))).astype(dtype), a)
+             for s, a in shapes]
+    for with_kernel in (True, False):
+        if not with_kernel:
+            for lib in scan._LIBS:
+                monkeypatch.setattr(lib, "ok", False)
+            executables.clear()
+        kernel = with_kernel and scan.available()
+        for x, axis in cases:
+            for initial in (False, True):
+                got = xp.cumulative_sum(xp.asarray(x), axis=axis, include_initial=initial)
+                want = np.cumsum(x, axis=axis)
+                if initial:
+                    want = np.concatenate([np.zeros_like(np.take(want, [0], axis=axis)), want],
+                                          axis=axis)
+                assert ("xla_array_cumsum" in xp.debug.mlir(got)) == kernel, x.shape
+                if kernel:
+                    np.testing.assert_array_equal(np.asarray(got), want)
+                else:
+                    scale = np.max(np.abs(np.cumsum(np.abs(x), axis=axis)))  # (cancellations)
+                    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4,
+                                               atol=1e-5 * scale)
+            y = 1.0 + x / np.max(np.abs(x)) * 0.01  # (products near 1: no overflow)
+            got = xp.cumulative_prod(xp.asarray(y), axis=axis)
+            if kernel:
+                np.testing.assert_array_equal(np.asarray(got), np.cumprod(y, axis=axis))
+            else:
+                np.testing.assert_allclose(np.asarray(got), np.cumprod(y, axis=axis), rtol=1e-4)
     executables.clear()

@@ -93,16 +93,23 @@ def eligible(order: list[Node], device: Any) -> bool:
                 sum_plan(n.inputs[0].shape, n.attrs.axes)[1] > SEQUENTIAL_ROWS and \
                 not _column_kernel():
             return False  # many rows added by XLA's reduction, in its own order
+        if n.op.name == "cumreduce" and n.dtype.kind == "f" and not _in_use("scan"):
+            return False  # XLA's scan, in its own order
         for x in n.inputs:
             if x.dtype.name not in DTYPES:
                 return False
     return True
 
 
+def _in_use(kind: str) -> bool:
+    """Whether the native kernels of ``kind`` are in use (built, loaded, not turned off)."""
+    k = registry.KERNELS.get(kind)
+    return k is not None and registry.in_use(k)
+
+
 def _column_kernel() -> bool:
     """Whether float column sums of many rows go to the column-sum kernel (NumPy's order)."""
-    k = registry.KERNELS.get("pairwise")
-    return k is not None and registry.in_use(k)
+    return _in_use("pairwise")
 
 
 def _subnormal(v: np.ndarray) -> bool:

@@ -1,10 +1,11 @@
 """Native kernels: XLA FFI handlers in C (``native/``), built with the package (``setup.py``)
 and loaded by ``library``, each registering itself in ``core/registry.py`` with its op and its
 selection rule, a rewrite of the planned graph (``rowpass``: ``X.T @ f(X @ w)`` in one pass;
-``lu_perm``: LU pivots to a permutation; ``pairwise``: row sums in NumPy's order). Above
+``lu_perm``: LU pivots to a permutation; ``pairwise``: sums in NumPy's order; ``scan``:
+cumulative sums and products in NumPy's order). Above
 ``core``, below ``api``: importing the package registers them. Without the built libraries
 the pure-XLA paths give the same results."""
 
-from . import lu_perm, pairwise, rowpass
+from . import lu_perm, pairwise, rowpass, scan
 
-__all__ = ["lu_perm", "pairwise", "rowpass"]
+__all__ = ["lu_perm", "pairwise", "rowpass", "scan"]

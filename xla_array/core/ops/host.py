@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import flags as _flags
 from ..graph import OpDef
 from . import indexing as _indexing
 from . import sorting as _sorting  # noqa: F401  (defines the sorts, gathers and scans)
@@ -186,6 +187,11 @@ def _reduce(n: Any, vals: list) -> np.ndarray:
     if d.kind == "f" and (np.asarray(r) == 0).any():  # the sign of a zero: XLA's order
         raise NotExact("float max/min of zeros")
     return r
+
+
+def numpy_order_scans() -> bool:
+    """Whether float scans are lowered in NumPy's order (with the scan kernel): fast_math off."""
+    return not _flags._values["fast_math"]
 
 
 def _argreduce(n: Any, vals: list) -> np.ndarray:
@@ -425,10 +431,12 @@ def _searchsorted(n: Any, vals: list) -> np.ndarray:
 
 
 def _cumreduce(n: Any, vals: list) -> np.ndarray:
+    """Integers: exact in any order. Floats: NumPy's order is the scan kernel's
+    (``kernels/scan.py``; ``hosteval.eligible`` admits float scans only where it is in use)."""
     kind, axis, initial = n.attrs
     x = vals[0]
-    if x.dtype.kind == "f":
-        raise NotExact("a float scan in XLA's order")
+    if x.dtype.kind == "f" and not numpy_order_scans():
+        raise NotExact("a float scan in XLA's order (fast_math)")
     d = x.dtype
     r = (np.cumsum if kind == "sum" else np.cumprod)(x, axis=axis, dtype=d)
     if initial:

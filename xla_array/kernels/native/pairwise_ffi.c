@@ -19,6 +19,11 @@
  * xla_array_column_sum: operand (r, k), result (k,): result[j] = ((x[0, j] + x[1, j]) + ...)
  * + x[r - 1, j], as NumPy's loop adds the rows of a reduction over a leading axis into its
  * result (its identity 0.0 is added by the caller).
+ *
+ * xla_array_cumsum, xla_array_cumprod: operand and result (p, r, k), float32 or float64: along
+ * the middle axis out[., 0, .] = x[., 0, .] and out[., i, .] = out[., i - 1, .] + x[., i, .]
+ * (or *), one after the other, as NumPy's add.accumulate / multiply.accumulate (cumsum,
+ * cumprod) of a C-ordered operand.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +33,8 @@
 
 int xa_pairwise_sum_abi(void) { return 1; }
 int xa_column_sum_abi(void) { return 1; }
+int xa_cumsum_abi(void) { return 1; }
+int xa_cumprod_abi(void) { return 1; }
 
 /* r[j] = a[j] + a[j + 8] + a[j + 16] + ..., in order, over the whole blocks of 8 of a[0..n);
  * returns the index after them (NumPy's eight accumulators, real and complex alike) */
@@ -186,3 +193,46 @@ static XLA_FFI_Error *sums(XLA_FFI_CallFrame *cf, int column) {
 XLA_FFI_Error *xa_pairwise_sum(XLA_FFI_CallFrame *cf) { return sums(cf, 0); }
 
 XLA_FFI_Error *xa_column_sum(XLA_FFI_CallFrame *cf) { return sums(cf, 1); }
+
+#define SCAN(T, OP)                                                                           \
+    {                                                                                         \
+        const T *x = (const T *)X->data;                                                      \
+        T *o = (T *)R->data;                                                                  \
+        for (int64_t q = 0; q < p; q++) {                                                     \
+            const T *xq = x + q * r * k;                                                      \
+            T *oq = o + q * r * k;                                                            \
+            memcpy(oq, xq, (size_t)k * sizeof(T));                                            \
+            for (int64_t i = 1; i < r; i++)                                                   \
+                for (int64_t j = 0; j < k; j++)                                               \
+                    oq[i * k + j] = oq[(i - 1) * k + j] OP xq[i * k + j];                     \
+        }                                                                                     \
+        return NULL;                                                                          \
+    }
+
+/* The two scans: sums (prod = 0) or products (prod = 1). */
+static XLA_FFI_Error *scan(XLA_FFI_CallFrame *cf, int prod) {
+    if (xa_metadata_query(cf)) return NULL;
+    if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
+    XLA_FFI_Buffer *X, *R;
+    if (!xa_one_buffer_each(cf, &X, &R))
+        return xa_fail(cf, "xla_array_cumsum/cumprod: expects one buffer operand and one result");
+    XLA_FFI_DataType dt = X->dtype;
+    if (dt != R->dtype || (dt != XLA_FFI_DataType_F64 && dt != XLA_FFI_DataType_F32))
+        return xa_fail(cf, "xla_array_cumsum/cumprod: operand and result must be float32 or "
+                           "float64");
+    if (X->rank != 3 || R->rank != 3 || X->dims[0] != R->dims[0] || X->dims[1] != R->dims[1] ||
+        X->dims[2] != R->dims[2])
+        return xa_fail(cf, "xla_array_cumsum/cumprod: expects (p, r, k) -> (p, r, k)");
+    int64_t p = X->dims[0], r = X->dims[1], k = X->dims[2];
+    if (p == 0 || r == 0 || k == 0) return NULL;
+    if (prod) {
+        if (dt == XLA_FFI_DataType_F64) SCAN(double, *)
+        SCAN(float, *)
+    }
+    if (dt == XLA_FFI_DataType_F64) SCAN(double, +)
+    SCAN(float, +)
+}
+
+XLA_FFI_Error *xa_cumsum(XLA_FFI_CallFrame *cf) { return scan(cf, 0); }
+
+XLA_FFI_Error *xa_cumprod(XLA_FFI_CallFrame *cf) { return scan(cf, 1); }
