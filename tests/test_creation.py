@@ -200,7 +200,19 @@ def test_linspace_errors():
     with pytest.raises(ValueError):
         xp.linspace(0, 1, -1)
     with pytest.raises(TypeError):
-        xp.linspace(0, 1, 3, dtype=xp.int32)
+        xp.linspace(0, 1, 3, dtype=xp.bool)
+
+
+@pytest.mark.parametrize("start, stop, num, dtype", [
+    (0, 10, 7, "int32"), (-5, 5, 7, "int64"), (0, 255, 5, "uint8"), (-3.5, 3, 4, "int8"),
+    (0, 1, 0, "int16"), (3, 3, 1, "int64"), (10, -10, 6, "int16")])
+def test_linspace_to_integers_floors_as_numpy(start, stop, num, dtype):
+    """NumPy (and array-api-strict, which SciPy's signal tests use) floor the float values
+    for an integer dtype (the standard leaves it unspecified)."""
+    got = np.asarray(xp.linspace(start, stop, num, dtype=getattr(xp, dtype)))
+    want = np.linspace(start, stop, num, dtype=getattr(np, dtype))
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
 
 
 # ---------------------------------------------------------------- eye, tril, triu, meshgrid

@@ -27,7 +27,7 @@ from ..core.ops.structural import OPS, Broadcast, Iota, check_shape
 from ..core.transfers import copy_to
 from .array import Array, as_array, host_leaf, wrap
 from .dtype_functions import astype
-from .elementwise import select
+from .elementwise import floor, select
 from .manipulation import broadcast_to, reshape
 
 __all__ = ["asarray", "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
@@ -293,8 +293,8 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     if d is None:
         d = (_dtypes.default_complex if isinstance(start, complex) or isinstance(stop, complex)
              else _dtypes.default_float)
-    if d.kind not in "fc":
-        raise TypeError(f"linspace() needs a floating-point dtype, got {d.name}")
+    if d.kind not in "fciu":
+        raise TypeError(f"linspace() needs a numeric dtype, got {d.name}")
     dev = resolve(device)
     _allocation((num,), d, dev, "linspace")
     div = (num - 1) if endpoint else num
@@ -305,6 +305,8 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     if endpoint and num > 1:
         out = select(iota((num,), 0, dev, _dtypes.int64) == num - 1, full((num,), stop, dtype=ct,
                                                                        device=dev), out)
+    if d.kind in "iu":  # NumPy's rule for integer dtypes: the float values, floored
+        out = floor(out)
     return astype(out, d) if d is not ct else out
 
 
