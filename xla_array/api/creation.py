@@ -126,7 +126,9 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None,
             if a.dtype == object:
                 raise TypeError(f"asarray(): cannot convert {type(obj).__name__} to an array")
             if a.dtype.kind in "US":
-                raise TypeError("asarray(): strings are not supported")
+                # (CuPy's wording, which SciPy's tests accept for backends they do not name)
+                raise TypeError(f"asarray(): Unsupported dtype {a.dtype}: arrays hold numbers and "
+                                f"booleans, not strings")
             d = _dtypes.from_numpy(a.dtype)
     return _commit(Array(host_leaf(a, device, d)), device)
 
