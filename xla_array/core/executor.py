@@ -508,8 +508,8 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
             key = (*key, donate)
     compiled = executables.get(key)
     host_first = _flags._values["host_first"]
-    if compiled is None and host_first is True and hosteval.host_turn(key) and \
-            hosteval.eligible(order, device) and \
+    if compiled is None and host_first is True and hosteval.eligible(order, device) and \
+            hosteval.host_turn(key) and \
             _run_on_host(key, order, bufs, scalars, outs, device, cause, where):
         return
     # the check mode: the host's values (before the run: it may take donated buffers)
