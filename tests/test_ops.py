@@ -18,7 +18,8 @@ from xla_array.core.ops.elementwise import ELEMENTWISE
 # ops no namespace call below records on a CPU device without a mesh (or a compiler-less host)
 # (positive: the namespace returns its operand, of every dtype positive takes, unrecorded)
 _NOT_RECORDED_HERE = {"sharding_constraint", "cholesky", "triangular_solve", "lu_permutation",
-                      "rowpass", "lu_permutation_kernel", "pairwise_sum", "get", "positive"}
+                      "rowpass", "lu_permutation_kernel", "pairwise_sum", "cumreduce_kernel", "get",
+                      "positive"}
 
 
 def _sample_graphs():
