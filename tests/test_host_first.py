@@ -341,3 +341,14 @@ def test_float_cumulative_sums_run_on_the_host_with_the_scan_kernel(metrics):
         assert metrics()["host_checks"] == before + kernel
     if kernel:
         np.testing.assert_array_equal(np.asarray(outs[0]), np.cumsum(X, axis=0))
+
+
+def test_a_failing_host_rule_compiles_instead(host_first, monkeypatch):
+    def broken(n, vals):
+        raise ValueError("a bug in a rule")
+    monkeypatch.setattr(OPS["subtract"], "host", broken)
+    X = np.arange(float(next(_shapes)))
+    got = np.asarray(xp.asarray(X) - 1.5)
+    np.testing.assert_array_equal(got, X - 1.5)
+    m = host_first()
+    assert (m["host_runs"], m["compiles"]) == (0, 1)

@@ -155,7 +155,12 @@ def evaluate(order: list[Node], bufs: list[Node], scalars: list[Node],
         for n in order:
             vals = [env[x] if x in env else _leaf(x) for x in n.inputs]
             computes = n.op.name not in MOVES
-            r = n.op.host(n, vals)
+            try:
+                r = n.op.host(n, vals)
+            except NotExact:
+                raise
+            except Exception as err:  # noqa: BLE001  (a rule's failure is never the user's)
+                raise NotExact(f"{n.op.name}'s host rule failed: {err!r}") from None
             if n.op.nout > 1:  # a multi-result op: its ``get`` nodes take the parts
                 env[n] = r
                 continue
