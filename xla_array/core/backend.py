@@ -9,10 +9,7 @@ is a private ``_Aval`` (shape, dtype); other modules treat them as opaque handle
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import os
-import platform as _platform
 import threading
 from typing import Any
 
@@ -28,7 +25,7 @@ from . import scipy_lapack as _scipy_lapack
 
 __all__ = [
     "JAXLIB_VERSION", "BackendError", "Executable", "block", "buffer_device", "client",
-    "compile", "copy_to_device", "cpu_features", "delete", "deserialize", "devices", "is_local",
+    "compile", "copy_to_device", "delete", "deserialize", "devices", "is_local",
     "from_dlpack", "is_deleted", "platforms", "put", "put_batch", "register_lapack",
     "register_ffi", "ffi_include_dir",
     "to_dlpack", "to_numpy",
@@ -590,19 +587,3 @@ def register_ffi(name: str, address: int) -> None:
     new.argtypes = (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
     xc.register_custom_call_target(name, new(address, None, None), platform="cpu",
                                    api_version=1)
-
-
-@functools.cache
-def cpu_features() -> str:
-    """A stable string naming the host CPU's architecture and feature flags (for cache keys)."""
-    flags = ""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.startswith(("flags", "Features")):
-                    flags = " ".join(sorted(line.partition(":")[2].split()))
-                    break
-    except OSError:
-        pass
-    flags = flags or _platform.processor()
-    return f"{_platform.machine()}-{hashlib.sha256(flags.encode()).hexdigest()[:16]}"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import itertools
 import json
 import logging
 import os
+import platform as _platform
 import stat
 import threading
 from typing import Any
@@ -16,7 +18,7 @@ from . import flags as _flags
 
 log = logging.getLogger("xla_array")
 
-__all__ = ["ExecutableCache", "executables", "DiskCache", "disk"]
+__all__ = ["ExecutableCache", "executables", "DiskCache", "disk", "cpu_features"]
 
 
 class ExecutableCache:
@@ -233,6 +235,22 @@ class DiskCache:
         for th in threading.enumerate():
             if th.name == "xla_array disk-cache eviction":
                 th.join(timeout)
+
+
+@functools.cache
+def cpu_features() -> str:
+    """A stable string naming the host CPU's architecture and feature flags (for cache keys)."""
+    flags = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    flags = " ".join(sorted(line.partition(":")[2].split()))
+                    break
+    except OSError:
+        pass
+    flags = flags or _platform.processor()
+    return f"{_platform.machine()}-{hashlib.sha256(flags.encode()).hexdigest()[:16]}"
 
 
 disk = DiskCache()

@@ -23,7 +23,7 @@ from . import flags as _flags
 from . import hosteval, registry
 from . import metrics as _metrics
 from . import telemetry as _telemetry
-from .cache import disk, executables
+from .cache import cpu_features, disk, executables
 from .graph import BUFFER, SCALAR, Node, Placeholder, plan_graph, user_frame
 from .keys import explain_key
 from .lower import lower, scalar_groups
@@ -330,7 +330,7 @@ def source_digest() -> str:
 def _disk_context(options: dict) -> str:
     # XLA_FLAGS (read by the client: --xla_cpu_max_isa...) change the code XLA generates
     return (f"jaxlib {_backend.JAXLIB_VERSION}; xla_array {source_digest()}; "
-            f"cpu {_backend.cpu_features()}; options {sorted(options.items())}; "
+            f"cpu {cpu_features()}; options {sorted(options.items())}; "
             f"fast_math {_flags._values['fast_math']}; "
             f"kernels {registry.context()}; "  # (they rewrite graphs after keying: rewrite.py)
             f"xla_flags {os.environ.get('XLA_FLAGS', '').strip()}")

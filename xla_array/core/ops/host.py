@@ -97,49 +97,51 @@ def _sign(a: list, d: Any) -> np.ndarray:
     return np.sign(a[0]) + np.zeros((), d.np)  # (sign(-0.0) is +0.0 in both)
 
 
-def _trunc(a: list, d: Any) -> np.ndarray:
-    return a[0] if d.kind in "biu" else np.trunc(a[0])
-
-
 def _int_identity(f: Any) -> Any:
+    """``f`` on floats; integers and bools are their own value (as the lowerings)."""
     return lambda a, d: a[0] if d.kind in "biu" else f(a[0])
+
+
+def _ufunc(f: Any) -> Any:
+    """NumPy's ufunc ``f`` on the operands, whatever the dtype."""
+    return lambda a, d: f(*a)
 
 
 _ELEMENTWISE = {
     "add": _bool_or(np.add, np.logical_or),
-    "subtract": lambda a, d: np.subtract(*a),
+    "subtract": _ufunc(np.subtract),
     "multiply": _bool_or(np.multiply, np.logical_and),
-    "divide": lambda a, d: np.divide(*a),
-    "negative": lambda a, d: np.negative(a[0]),
+    "divide": _ufunc(np.divide),
+    "negative": _ufunc(np.negative),
     "positive": lambda a, d: a[0],
     "abs": lambda a, d: a[0] if d.kind in "bu" else np.abs(a[0]),
     "square": lambda a, d: np.multiply(a[0], a[0]),
-    "sqrt": lambda a, d: np.sqrt(a[0]),
+    "sqrt": _ufunc(np.sqrt),
     "reciprocal": lambda a, d: np.divide(np.ones((), d.np), a[0]),
     "floor": _int_identity(np.floor),
     "ceil": _int_identity(np.ceil),
-    "trunc": _trunc,
-    "round": lambda a, d: a[0] if d.kind in "biu" else np.rint(a[0]),
+    "trunc": _int_identity(np.trunc),
+    "round": _int_identity(np.rint),  # (half to even, as round_nearest_even)
     "sign": _sign,
     "maximum": _max,
     "minimum": _min,
-    "equal": lambda a, d: np.equal(*a),
-    "not_equal": lambda a, d: np.not_equal(*a),
-    "less": lambda a, d: np.less(*a),
-    "less_equal": lambda a, d: np.less_equal(*a),
-    "greater": lambda a, d: np.greater(*a),
-    "greater_equal": lambda a, d: np.greater_equal(*a),
-    "logical_and": lambda a, d: np.logical_and(*a),
-    "logical_or": lambda a, d: np.logical_or(*a),
-    "logical_xor": lambda a, d: np.logical_xor(*a),
-    "logical_not": lambda a, d: np.logical_not(a[0]),
-    "bitwise_and": lambda a, d: np.bitwise_and(*a),
-    "bitwise_or": lambda a, d: np.bitwise_or(*a),
-    "bitwise_xor": lambda a, d: np.bitwise_xor(*a),
-    "bitwise_invert": lambda a, d: np.invert(a[0]),
-    "isfinite": lambda a, d: np.isfinite(a[0]),
-    "isinf": lambda a, d: np.isinf(a[0]),
-    "isnan": lambda a, d: np.isnan(a[0]),
+    "equal": _ufunc(np.equal),
+    "not_equal": _ufunc(np.not_equal),
+    "less": _ufunc(np.less),
+    "less_equal": _ufunc(np.less_equal),
+    "greater": _ufunc(np.greater),
+    "greater_equal": _ufunc(np.greater_equal),
+    "logical_and": _ufunc(np.logical_and),
+    "logical_or": _ufunc(np.logical_or),
+    "logical_xor": _ufunc(np.logical_xor),
+    "logical_not": _ufunc(np.logical_not),
+    "bitwise_and": _ufunc(np.bitwise_and),
+    "bitwise_or": _ufunc(np.bitwise_or),
+    "bitwise_xor": _ufunc(np.bitwise_xor),
+    "bitwise_invert": _ufunc(np.invert),
+    "isfinite": _ufunc(np.isfinite),
+    "isinf": _ufunc(np.isinf),
+    "isnan": _ufunc(np.isnan),
 }
 
 
