@@ -12,9 +12,11 @@ TMP_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 _OWN_BASETEMP = pytest.StashKey[str]()  # this run's folder there
 
 # Refuse stray settings from the environment: tests set what they need explicitly (except
-# the number of CPU devices, and XLA_ARRAY_NATIVE=0: .ci/run's leg without native code).
+# the number of CPU devices, XLA_ARRAY_NATIVE=0: .ci/run's leg without native code, and on a
+# GPU machine the default device and the GPU memory settings: scripts/gpu_proof.sh).
+_KEEP = ("XLA_ARRAY_CPU_DEVICES", "XLA_ARRAY_NATIVE", "XLA_ARRAY_DEFAULT_DEVICE")
 for _k in list(os.environ):
-    if _k.startswith("XLA_ARRAY_") and _k not in ("XLA_ARRAY_CPU_DEVICES", "XLA_ARRAY_NATIVE"):
+    if _k.startswith("XLA_ARRAY_") and _k not in _KEEP and not _k.startswith("XLA_ARRAY_GPU_"):
         del os.environ[_k]
 
 # Every graph compiles (the tests are about the compiled graphs), and every graph NumPy can
@@ -71,6 +73,48 @@ def pytest_sessionfinish(session, exitstatus):
     own = session.config.stash.get(_OWN_BASETEMP, None)
     if own is not None and exitstatus == 0:
         shutil.rmtree(own, ignore_errors=True)
+
+
+@pytest.fixture
+def on_cpu():
+    """Run the test with the CPU as its thread's default device: for tests about what is
+    CPU-only (several CPU devices, the host-first tier, the native CPU kernels, NumPy's bits
+    in the CPU lowering). A no-op where the CPU is the default device already; on a GPU
+    machine (scripts/gpu_proof.sh) the rest of the suite runs on the GPU."""
+    import xla_array as xp
+    with xp.using_device("cpu"):
+        yield
+
+
+@pytest.fixture
+def assert_pow_bits():
+    """``check(got, want, base, exponent)``: ``got`` (a power computed by xla_array) equals
+    NumPy's ``want`` bit for bit, except where NumPy's own pow is not libm's: NumPy builds
+    for AVX-512 CPUs compute float64 pow with SIMD code (SVML) that misses the correctly
+    rounded value by an ulp in ~3% of cases (measured on the GPU machine's CPU), where
+    xla_array calls libm's pow; there ``got`` must be libm's value, and NumPy's must not."""
+    import math
+
+    import numpy as np
+
+    def libm(b, e, dtype):
+        try:
+            return dtype(math.pow(float(b), float(e)))
+        except (ValueError, OverflowError):
+            with np.errstate(all="ignore"):
+                return dtype(np.float64(b) ** np.float64(e))
+
+    def check(got, want, base, exponent):
+        got, want = np.asarray(got), np.asarray(want)
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        if same.all():
+            return
+        b, e = np.broadcast_arrays(np.asarray(base), np.asarray(exponent))
+        b, e = np.broadcast_to(b, got.shape), np.broadcast_to(e, got.shape)
+        for i in zip(*np.nonzero(~same)):
+            ref = libm(b[i], e[i], got.dtype.type)
+            assert got[i] == ref and want[i] != ref, (i, got[i], want[i], ref)
+    return check
 
 
 @pytest.fixture

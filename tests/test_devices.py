@@ -18,6 +18,11 @@ from xla_array import sharding as S
 from xla_array.core import backend as _backend
 
 DEV = xp.__array_namespace_info__().devices()[0]
+# the process's default device: cpu:0, or the first GPU where jaxlib's CUDA plugin is
+# installed; the tests below run with the CPU as their thread's default (tests/conftest.py)
+PROCESS_DEFAULT = xp.__array_namespace_info__().default_device()
+GPUS = tuple(d for d in xp.__array_namespace_info__().devices() if d.platform == "cuda")
+pytestmark = pytest.mark.usefixtures("on_cpu")
 
 CREATORS = {
     "asarray": lambda d: xp.asarray([1.0, 2.0], device=d),
@@ -46,9 +51,11 @@ def test_device_objects():
 
 def test_namespace_info_devices():
     info = xp.__array_namespace_info__()
-    assert info.devices() == (DEV,)  # a tuple since 2025.12
-    assert info.default_device() == DEV
-    assert _backend.platforms() == ["cpu"]  # no CUDA plugin here: CPU only, silently
+    assert info.devices() == (DEV, *GPUS)  # a tuple since 2025.12; CPU first
+    assert info.default_device() == DEV  # (in this thread: tests/conftest.py's on_cpu)
+    assert PROCESS_DEFAULT == (GPUS[0] if GPUS else DEV)  # the first GPU when there is one
+    # CPU only, silently, without a CUDA plugin; with one, its GPUs too
+    assert _backend.platforms() == ["cpu"] + (["cuda"] if GPUS else [])
     assert info.dtypes(device=DEV)["float64"] is xp.float64
 
 
@@ -261,7 +268,7 @@ def test_using_device_context_manager():
         t = threading.Thread(target=lambda: seen.append(xp.zeros(1).device))
         t.start()
         t.join()
-    assert seen == [DEV]  # per thread
+    assert seen == [PROCESS_DEFAULT]  # per thread
     with pytest.raises(ValueError):
         with xp.using_device(S.NamedSharding(mesh, ("x",))):
             pass
@@ -336,6 +343,17 @@ def test_matmul_precision_is_exact_float32_on_cpu(precision, shape, seed):
                                                              [len(shape) - 2])).shape
 
 
+def test_auto_precision_gives_float32_products_on_every_device():
+    """The default setting (auto) leaves XLA's default on CPU, which is exact, and asks for
+    HIGHEST elsewhere (XLA's default rounds float32 operands to TF32 on GPUs)."""
+    assert xp.flags.get("matmul_precision") == "auto"
+    for d in (DEV, *GPUS):
+        x = xp.ones((3, 4), dtype=xp.float32, device=d)
+        text = xp.debug.mlir(x @ x.T)
+        assert ("precision HIGHEST" in text) == (d.platform != "cpu"), d
+        np.testing.assert_array_equal(np.asarray(x @ x.T), np.full((3, 3), 4.0, np.float32))
+
+
 def test_bad_precision_raises_at_record_time():
     x = xp.ones((2, 2))
     with xp.flags.using(matmul_precision="bf16"):
@@ -351,13 +369,13 @@ def test_no_cuda_plugin_is_silent_and_jax_free():
             "assert 'jax' not in sys.modules\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    assert "(Device('cpu', 0),) 3.0" in out.stdout
+    assert f"{(DEV, *GPUS)} 3.0" in out.stdout  # (on a GPU machine: computed on the GPU)
     assert "warn" not in out.stderr.lower(), out.stderr
 
 
 def test_cpu_device_count_from_environment():
     code = ("import xla_array as xp\n"
-            "print(len(xp.__array_namespace_info__().devices()))\n")
+            "print(sum(d.platform == 'cpu' for d in xp.__array_namespace_info__().devices()))\n")
     env = {"XLA_ARRAY_CPU_DEVICES": "3", "PATH": "/usr/bin:/bin"}
     import os
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("XLA_ARRAY")}, **env}
@@ -366,4 +384,4 @@ def test_cpu_device_count_from_environment():
     assert out.stdout.strip() == "3"
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert len(xp.__array_namespace_info__().devices()) == 1
+        assert sum(d.platform == "cpu" for d in xp.__array_namespace_info__().devices()) == 1

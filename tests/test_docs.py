@@ -179,8 +179,10 @@ def main(page: str) -> int:
 def check(page: str, tmp_path, env: dict | None = None) -> subprocess.CompletedProcess:
     """``page`` checked in a subprocess with an empty on-disk cache under ``tmp_path``, and
     every other setting a user's default (not the suite's ``host_first="check"``: the pages
-    show what a user sees)."""
-    full_env = dict(os.environ, XLA_ARRAY_CACHE_DIR=str(tmp_path / "cache"), **(env or {}))
+    show what a user sees), on the CPU, which the pages' printed values are written for (on
+    a GPU machine too, where the GPU would be the default device)."""
+    full_env = dict(os.environ, XLA_ARRAY_CACHE_DIR=str(tmp_path / "cache"),
+                    XLA_ARRAY_DEFAULT_DEVICE="cpu", **(env or {}))
     full_env.pop("XLA_ARRAY_HOST_FIRST", None)
     return subprocess.run([sys.executable, os.path.abspath(__file__), page], cwd=tmp_path,
                           env=full_env, capture_output=True, text=True, timeout=300,

@@ -173,6 +173,7 @@ def test_info_errors_and_dtype_objects():
     assert pickle.loads(pickle.dumps(xp.complex64)) is xp.complex64
 
 
+@pytest.mark.usefixtures("on_cpu")  # CPUs flush subnormals, GPUs keep them (docs/dtypes.md)
 def test_subnormals_are_flushed_as_docs_dtypes_says():
     """docs/dtypes.md ("Subnormal numbers"): XLA's CPU runtime flushes subnormals in arithmetic
     (stored values read back unchanged). If a jaxlib stops doing so, that section must change."""
@@ -182,3 +183,15 @@ def test_subnormals_are_flushed_as_docs_dtypes_says():
     np.testing.assert_array_equal(np.asarray(x * 1.0), [0.0, 3.0])
     assert np.asarray(xp.log(x))[0] == -np.inf
     assert not bool(x[0] > 0.0)
+
+
+def test_subnormals_on_a_gpu_are_kept_as_docs_dtypes_says():
+    """docs/dtypes.md: XLA's GPU code keeps subnormals (measured on an H200); run by
+    scripts/gpu_proof.sh on a GPU machine."""
+    gpus = [d for d in xp.__array_namespace_info__().devices() if d.platform == "cuda"]
+    if not gpus:
+        pytest.skip("no GPU on this machine")
+    tiny = np.array([1e-40, 3.0], dtype=np.float32)
+    x = xp.asarray(tiny, device=gpus[0])
+    np.testing.assert_array_equal(np.asarray(x * 1.0), tiny)
+    assert bool(x[0] > 0.0)

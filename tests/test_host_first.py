@@ -15,6 +15,10 @@ from xla_array.core import hosteval
 from xla_array.core.ops.reductions import SEQUENTIAL_ROWS, sum_plan
 from xla_array.core.ops.structural import OPS
 
+# host runs are for graphs on a CPU device: the CPU is the default device, on a GPU
+# machine too
+pytestmark = pytest.mark.usefixtures("on_cpu")
+
 _shapes = itertools.count(1001)
 
 

@@ -91,9 +91,10 @@ def test_serialized_function_runs_in_another_process_without_compiling(tmp_path)
     blob = c.serialize()
     path = tmp_path / "fn.bin"
     path.write_bytes(blob)
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(path)], check=True,
-                         capture_output=True, text=True, env=dict(os.environ)).stdout
-    assert out.strip() == "[1.0, 4.0, 8.0, 11.0] 0"
+    r = subprocess.run([sys.executable, "-c", SCRIPT, str(path)], capture_output=True,
+                       text=True, env=dict(os.environ))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[1.0, 4.0, 8.0, 11.0] 0"
     with pytest.raises(ValueError, match="checksum"):
         xp.deserialize(blob[:-5])
     with pytest.raises(ValueError, match="not a serialized"):
@@ -105,17 +106,18 @@ import sys, numpy as np, xla_array as xp
 f = xp.deserialize(open(sys.argv[1], "rb").read())
 a = np.random.default_rng(0).standard_normal((4, 4)) + 4 * np.eye(4)
 b = np.arange(8.0).reshape(4, 2)
-out = np.asarray(f(xp.asarray(a), xp.asarray(b)))
+out = np.asarray(f(xp.asarray(a, device="cpu"), xp.asarray(b, device="cpu")))
 print(float(np.abs(out - np.linalg.solve(a, b)).max()), xp.debug.metrics()["compiles"])
 """
 
 
 def test_serialized_solve_registers_its_native_kernel_in_the_new_process(tmp_path):
-    """solve calls the LU permutation kernel: a process that only loads the function must
-    build and register it before loading (it recorded no solve that would have)."""
+    """solve calls the LU permutation kernel (on CPU): a process that only loads the function
+    must build and register it before loading (it recorded no solve that would have)."""
     a = np.random.default_rng(0).standard_normal((4, 4)) + 4 * np.eye(4)
     b = np.arange(8.0).reshape(4, 2)
-    c = xp.compile(lambda a, b: xp.linalg.solve(a, b), xp.asarray(a), xp.asarray(b))
+    c = xp.compile(lambda a, b: xp.linalg.solve(a, b), xp.asarray(a, device="cpu"),
+                   xp.asarray(b, device="cpu"))
     assert "xla_array_lu_perm" in c.as_text()
     path = tmp_path / "solve.bin"
     path.write_bytes(c.serialize())

@@ -57,6 +57,8 @@ def _sample_graphs():
     return out
 
 
+# the sample graphs of the CPU (eig is LAPACK on the host elsewhere)
+@pytest.mark.usefixtures("on_cpu")
 def test_every_node_holds_its_ops_attribute_record():
     arrays = _sample_graphs()
     seen = set()

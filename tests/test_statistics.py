@@ -241,6 +241,7 @@ def test_max_reductions_skip_their_nan_pass_only_where_the_results_are_nan_anywa
     np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7)
 
 
+@pytest.mark.usefixtures("on_cpu")  # the CPU compiler's HLO
 def test_bool_and_integer_reductions_over_trailing_axes_compile_without_the_tree():
     # such graphs are compiled without XLA's tree_reduction_rewriter (3-5 kernels -> 1; the
     # result does not depend on the order); leading axes keep it (float sums over trailing

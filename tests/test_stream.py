@@ -169,6 +169,7 @@ def test_state_is_donated_no_device_memory_growth_over_10000_chunks():
     assert np.asarray(s.done()).tolist() == [10_010.0] * 8
 
 
+@pytest.mark.usefixtures("on_cpu")  # the ring of aligned host chunks is the CPU device's path
 def test_big_chunks_from_a_memory_map(tmp_path):
     """Chunks of 1 MiB and more take the overlapped path (own dispatch thread, reused host
     buffers); a caller reusing its chunk's memory after send changes nothing."""

@@ -38,11 +38,14 @@ from .api.elementwise import abs as _abs
 from .api.elementwise import conj, isfinite, isnan, log, logical_not, not_equal, sign, sqrt
 from .api.linalg_ops import (
     cholesky_lower,
+    cusolver,
     diagonal,
+    flag,
     getrf,
     lapack,
     make_complex,
     nan_where,
+    on_gpu,
     pivots_to_perm,
     tri_solve,
 )
@@ -166,11 +169,7 @@ def eigh(x: Array, /) -> EighResult:
     if x.size == 0:
         return EighResult(zeros(x.shape[:-1], dtype=_real(x.dtype), device=x.device),
                           astype(x, x.dtype))
-    prefix = "he" if x.dtype.kind == "c" else "sy"
-    v, w, info = lapack(f"{prefix}evd_ffi", x.dtype, [x],
-                        [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)),
-                         (x.shape[:-2], dt.int32)],
-                        (("mode", char("V")), ("uplo", char("L"))))
+    v, w, info = _evd(x, True)
     bad = _bad(info, x)
     return EighResult(nan_where(bad, w), nan_where(bad, v))
 
@@ -180,15 +179,29 @@ def eigvalsh(x: Array, /) -> Array:
     x = _matrix(x, "eigvalsh", square=True)
     if x.size == 0:
         return zeros(x.shape[:-1], dtype=_real(x.dtype), device=x.device)
-    prefix = "he" if x.dtype.kind == "c" else "sy"
-    _, w, info = lapack(f"{prefix}evd_ffi", x.dtype, [x],
-                        [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)),
-                         (x.shape[:-2], dt.int32)],
-                        (("mode", char("N")), ("uplo", char("L"))), keep=False)
+    _, w, info = _evd(x, False)
     return nan_where(_bad(info, x), w)
 
 
+def _evd(x: Array, vectors: bool) -> list[Array]:
+    """(vectors, values, info) of LAPACK syevd/heevd (cuSOLVER syevd on a GPU, which always
+    computes the vectors), reading the lower triangle."""
+    outs = [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)), (x.shape[:-2], dt.int32)]
+    if on_gpu(x):
+        return cusolver("syevd_ffi", [x], outs, (("lower", "true"), ("algorithm", "0 : ui8")),
+                        keep=vectors)
+    prefix = "he" if x.dtype.kind == "c" else "sy"
+    return lapack(f"{prefix}evd_ffi", x.dtype, [x], outs,
+                  (("mode", char("V" if vectors else "N")), ("uplo", char("L"))), keep=vectors)
+
+
 def _geev(x: Array, vectors: bool) -> tuple[Array, Array | None]:
+    if x.device.platform != "cpu":
+        # LAPACK geev on the host (as jax's hybrid kernel does on GPUs): x is computed, copied
+        # to the CPU and the results copied back (committed to x's device)
+        dev = x.device
+        vals, vecs = _geev(x.to_device("cpu"), vectors)
+        return vals.to_device(dev), (vecs.to_device(dev) if vecs is not None else None)
     cd = dt.complex_of(x.dtype)
     outs = [(x.shape[:-1], x.dtype)] * (1 if x.dtype.kind == "c" else 2)
     outs += [(x.shape, cd), (x.shape, cd), (x.shape[:-2], dt.int32)]
@@ -225,6 +238,8 @@ def _gesdd(x: Array, mode: str) -> list[Array]:
     k = min(m, n)
     us = {"A": (m, m), "S": (m, k), "N": (1, 1)}[mode]
     vs = {"A": (n, n), "S": (k, n), "N": (1, 1)}[mode]
+    if on_gpu(x):
+        return _gesvd_gpu(x, mode, (*batch, *us), (*batch, *vs))
     _, s, u, vt, info = lapack("gesdd_ffi", x.dtype, [x],
                                [(x.shape, x.dtype), ((*batch, k), _real(x.dtype)),
                                 ((*batch, *us), x.dtype), ((*batch, *vs), x.dtype),
@@ -233,6 +248,28 @@ def _gesdd(x: Array, mode: str) -> list[Array]:
     bad = _bad(info, x)
     if mode == "N":
         return [nan_where(bad, s)]
+    return [nan_where(bad, u), nan_where(bad, s), nan_where(bad, vt)]
+
+
+def _gesvd_gpu(x: Array, mode: str, us: tuple, vs: tuple) -> list[Array]:
+    """cuSOLVER gesvd (as jax's GPU lowering calls it): it needs rows >= columns, so a wide
+    matrix goes in row-major, read as its transpose, and U and V^H come back swapped."""
+    *batch, m, n = x.shape
+    wide = m < n
+    uv = mode != "N"
+    if not uv:
+        us = vs = ()
+    outs = [(x.shape, x.dtype), ((*batch, min(m, n)), _real(x.dtype)),
+            (vs, x.dtype) if wide else (us, x.dtype), (us, x.dtype) if wide else (vs, x.dtype),
+            (tuple(batch), dt.int32)]
+    _, s, p, q, info = cusolver("gesvd_ffi", [x], outs,
+                                (("full_matrices", flag(mode == "A")), ("compute_uv", flag(uv)),
+                                 ("transposed", flag(wide))),
+                                keep=uv, column_major=not wide)
+    bad = _bad(info, x)
+    if not uv:
+        return [nan_where(bad, s)]
+    u, vt = (q, p) if wide else (p, q)
     return [nan_where(bad, u), nan_where(bad, s), nan_where(bad, vt)]
 
 
@@ -269,7 +306,10 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     if x.size == 0:
         return QRResult(_eye(tuple(batch), m, kq, x.dtype, x.device),
                         zeros((*batch, kq, n), dtype=x.dtype, device=x.device))
-    r, tau = lapack("geqrf_ffi", x.dtype, [x], [(x.shape, x.dtype), ((*batch, k), x.dtype)])
+    gpu = on_gpu(x)
+    routs = [(x.shape, x.dtype), ((*batch, k), x.dtype)]
+    r, tau = (cusolver("geqrf_ffi", [x], routs) if gpu
+              else lapack("geqrf_ffi", x.dtype, [x], routs))
     gqr = "ungqr_ffi" if x.dtype.kind == "c" else "orgqr_ffi"
     if m < n:
         a = r[..., :m, :m]
@@ -279,7 +319,8 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
                         Pad((0,) * (nb + 2), (0,) * (nb + 1) + (m - n,), (0,) * (nb + 2))))
     else:
         a = r
-    q = lapack(gqr, x.dtype, [a, tau], [(a.shape, x.dtype)])[0]
+    q = (cusolver("orgqr_ffi", [a, tau], [(a.shape, x.dtype)]) if gpu
+         else lapack(gqr, x.dtype, [a, tau], [(a.shape, x.dtype)]))[0]
     if mode == "reduced" and m > n:
         r = r[..., :n, :]
     return QRResult(q, triu(r))

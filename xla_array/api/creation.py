@@ -383,11 +383,27 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack() needs an object with __dlpack__, got "
                         f"{type(x).__name__}")
+    kind = _producer_device(x)
+    if kind not in (None, 1, 3):  # kDLCPU, kDLCUDAHost
+        raise BufferError(f"from_dlpack(): the producer's data is on DLPack device {kind} "
+                          f"(CUDA memory of another library, ...); xla_array imports host "
+                          f"memory only: copy it to the host first")
     try:
         a = np.from_dlpack(x)
     except (BufferError, RuntimeError, TypeError) as err:
         raise BufferError(f"from_dlpack(): {err}") from None
-    return _commit(Array(host_leaf(a, device)), device)
+    # the standard: without device=, the result is on the producer's device (the host's
+    # memory: the CPU device, also where the default device is a GPU)
+    return _commit(Array(host_leaf(a, "cpu" if device is None else device)), device)
+
+
+def _producer_device(x: Any) -> int | None:
+    """The DLPack device type of ``x``'s data (1: CPU, 2: CUDA, ...), None if it does not
+    say."""
+    try:
+        return int(x.__dlpack_device__()[0])
+    except Exception:  # noqa: BLE001  (no __dlpack_device__, or one that fails to say)
+        return None
 
 
 def to_device(x: Array, device: Any, /, *, stream: Any = None) -> Array:

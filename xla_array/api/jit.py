@@ -364,6 +364,7 @@ class CompiledFunction:
         outs = [{"shape": list(o[0]), "dtype": o[1].name} if isinstance(o, tuple) else
                 {"const": _encode_scalar(o)} for o in t.outs]
         meta = {"context": _disk_context(_options()), "sig": repr(self._sig),
+                "platform": t.device.platform,
                 "params": [p if isinstance(p, int) else None for p in t.params],
                 "consts": consts, "scalars": scalars, "outs": outs,
                 "out_desc": t.out_desc, "donate": t.donate_args, "text": t.text,
@@ -410,7 +411,9 @@ def _decode_scalar(v: Any) -> Any:
 def deserialize(blob: bytes, device: Any = None) -> CompiledFunction:
     """Load a function written by ``CompiledFunction.serialize``. The blob is checked (magic,
     checksum, jaxlib version and CPU features) before anything is loaded; only load blobs you
-    trust, as with any compiled code."""
+    trust, as with any compiled code. It runs on ``device`` (default: the default device, or
+    the first device of the platform it was compiled for, when the default is another's);
+    ValueError for a device of another platform."""
     if not blob.startswith(_MAGIC):
         raise ValueError("not a serialized xla_array function")
     digest, _, rest = blob[len(_MAGIC):].partition(b"\n")
@@ -421,6 +424,12 @@ def deserialize(blob: bytes, device: Any = None) -> CompiledFunction:
     if meta["context"] != _disk_context(_options()):
         raise ValueError(f"serialized for another jaxlib/CPU ({meta['context']})")
     dev = resolve(device)
+    plat = meta.get("platform", "cpu")
+    if device is None and dev.platform != plat:  # (a CPU function where a GPU is the default)
+        dev = resolve(plat)
+    if dev.platform != plat:
+        raise ValueError(f"deserialize(): the function was compiled for a {plat} device, "
+                         f"not {dev}")
     register_targets(meta.get("targets", []))
     exe = _backend.deserialize(payload, [dev._pjrt])
     t = _Trace()

@@ -25,8 +25,8 @@ from .array import Array, as_array, wrap
 from .manipulation import broadcast_to, reshape
 from .searching import where
 
-__all__ = ["lapack", "getrf", "pivots_to_perm", "tri_solve", "cholesky_lower", "nan_where",
-           "make_complex", "fft_node", "diagonal"]
+__all__ = ["lapack", "cusolver", "on_gpu", "flag", "getrf", "pivots_to_perm", "tri_solve",
+           "cholesky_lower", "nan_where", "make_complex", "fft_node", "diagonal"]
 
 
 def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple, DType]],
@@ -44,11 +44,37 @@ def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple,
         raise ValueError(f"linalg: the LAPACK kernel {base} runs on CPU devices only; the "
                          f"array is on {dev} (move it with to_device)")
     _backend.register_lapack()
-    target = f"lapack_{LAPACK_PREFIX[dtype.name]}{base}"
+    return _record(f"lapack_{LAPACK_PREFIX[dtype.name]}{base}", inputs, outs, config, alias,
+                   keep, True)
+
+
+def cusolver(base: str, inputs: list[Array], outs: list[tuple[tuple, DType]],
+             config: tuple = (), alias: bool | int = True, keep: bool = True,
+             column_major: bool = True) -> list[Array]:
+    """Record the CUDA plugin's cuSOLVER FFI kernel ``cusolver_<base>`` (one kernel for every
+    dtype) on arrays on a CUDA device; as ``lapack`` otherwise."""
+    from ..core.backend_cuda import register_cusolver  # (load order: GPU only)
+    register_cusolver()
+    return _record(f"cusolver_{base}", inputs, outs, config, alias, keep, column_major)
+
+
+def _record(target: str, inputs: list[Array], outs: list[tuple[tuple, DType]], config: tuple,
+            alias: bool | int, keep: bool, column_major: bool) -> list[Array]:
     outs_t = tuple((tuple(s), d) for s, d in outs)
     nodes = record_multi(OPS["lapack"], tuple(x._node for x in inputs),
-                         Lapack(target, tuple(config), outs_t, alias), keep and len(outs_t) > 1)
+                         Lapack(target, tuple(config), outs_t, alias, column_major),
+                         keep and len(outs_t) > 1)
     return [wrap(n) for n in nodes]
+
+
+def on_gpu(x: Array) -> bool:
+    """Whether ``x`` lives on a CUDA device (its linalg goes to cuSOLVER)."""
+    return x.device.platform == "cuda"
+
+
+def flag(value: bool) -> str:
+    """A boolean FFI attribute's value."""
+    return "true" if value else "false"
 
 
 def cholesky_lower(x: Array, keep: bool = True) -> tuple[Array, Array | None]:
@@ -84,9 +110,11 @@ def getrf(x: Array, keep: bool = True) -> tuple[Array, Array, Array]:
     """LU with partial pivoting of a stack of square matrices: (packed LU, 1-based int32
     pivots, info); ``info > 0`` flags an exactly singular U. ``keep``: see ``lapack``."""
     *batch, m, n = x.shape
-    lu, piv, info = lapack("getrf_ffi", x.dtype, [x], [(x.shape, x.dtype),
-                                                        ((*batch, min(m, n)), dt.int32),
-                                                        (tuple(batch), dt.int32)], keep=keep)
+    outs = [(x.shape, x.dtype), ((*batch, min(m, n)), dt.int32), (tuple(batch), dt.int32)]
+    if on_gpu(x):
+        lu, piv, info = cusolver("getrf_ffi", [x], outs, keep=keep)
+    else:
+        lu, piv, info = lapack("getrf_ffi", x.dtype, [x], outs, keep=keep)
     return lu, piv, info
 
 

@@ -29,13 +29,18 @@ __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 _arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_array)
 
 
-def _precision() -> str | None:
-    """None, "HIGH" or "HIGHEST", from the ``matmul_precision`` setting."""
+def _precision(a: Array) -> str | None:
+    """None (XLA's default), "HIGH" or "HIGHEST", from the ``matmul_precision`` setting;
+    ``auto`` (the setting's default): float32 products and sums on every device, which is
+    XLA's default on CPU and HIGHEST elsewhere (XLA's default on GPUs rounds float32
+    operands to TF32 or bfloat16)."""
     p = _flags.get("matmul_precision")
+    if p == "auto":
+        return None if a.device.platform == "cpu" else "HIGHEST"
     if p == "default":
         return None
     if p not in ("high", "highest"):
-        raise ValueError(f"matmul_precision must be default, high or highest, not {p!r}")
+        raise ValueError(f"matmul_precision must be auto, default, high or highest, not {p!r}")
     return str(p.upper())
 
 
@@ -77,7 +82,7 @@ def matmul(x1: Array, x2: Array, /) -> Array:
         # matrix-vector products count 1 towards the auto-flush depth (MATVEC), so a flush
         # rarely lands between X @ w and the X.T @ f(X @ w) the row pass takes whole
         op = OPS["dot_general"] if len(sa) == 2 and len(sb) == 2 else MATVEC
-        dims = DotGeneral((), (), (0 if ta else len(sa) - 1,), (1 if tb else 0,), _precision())
+        dims = DotGeneral((), (), (0 if ta else len(sa) - 1,), (1 if tb else 0,), _precision(a))
         return wrap(record(op, (na, nb), dims))
     va, vb = a.ndim == 1, b.ndim == 1
     if va:
@@ -92,7 +97,7 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     b = broadcast_to(b, batch + b.shape[-2:])
     nbat = tuple(range(len(batch)))
     k = len(batch)
-    dims = DotGeneral(nbat, nbat, (k + 1,), (k,), _precision())
+    dims = DotGeneral(nbat, nbat, (k + 1,), (k,), _precision(a))
     out = wrap(record(OPS["dot_general"], (a._node, b._node), dims))
     if va and vb:
         return reshape(out, batch)
@@ -122,7 +127,7 @@ def tensordot(x1: Array, x2: Array, /, *, axes: Any = 2) -> Array:
             raise ValueError(f"tensordot(): axis {i} of {a.shape} and axis {j} of {b.shape} "
                              f"differ in size")
     return wrap(record(OPS["dot_general"], (a._node, b._node),
-                       DotGeneral((), (), ca, cb, _precision())))
+                       DotGeneral((), (), ca, cb, _precision(a))))
 
 
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:

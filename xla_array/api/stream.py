@@ -361,7 +361,9 @@ class Stream:
                 raise RuntimeError(f"an earlier chunk's step failed ({self._failure})")
             if self._last:  # at most one step runs while the next chunk arrives
                 _backend.block(self._last)
-            args = [buf if p == 0 else self._state[p - 1] if isinstance(p, int) else p
+            # (p: 0 for the chunk, i for state i - 1, or a buffer: never compared with ==,
+            # which jax redefines on jaxlib's buffers when it is imported in the process)
+            args = [(self._state[p - 1] if p else buf) if type(p) is int else p
                     for p in step.params]
             args += step.scalars
             results = step.exe.run(args, step.out_specs)

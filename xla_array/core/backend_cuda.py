@@ -11,15 +11,22 @@ this process's ``node_id`` / ``num_nodes`` in its options, as JAX's ``xla_bridge
 plugins, so the GPU clients exchange their topology and NCCL ids through the coordinator's
 key-value store and their collectives go over NCCL. Written from JAX's calls, not run here
 (no GPU): see docs/distributed.md.
+
+Linear algebra on a GPU calls the plugin's cuSOLVER FFI kernels (``cusolver_getrf_ffi``, ...,
+in the ``jax_cudaNN_plugin`` package's ``_solver`` module). ``register_cusolver`` registers
+them with the loaded plugin the first time such an op is recorded, as jax's plugin
+initialization does (through the plugin's ``cuda_plugin_extension``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import glob
+import functools
+import importlib
 import importlib.util
 import os
+import threading
 import warnings
 from typing import Any
 
@@ -27,13 +34,27 @@ from .backend import JAXLIB_VERSION, xc
 
 _CUDA_PLUGINS = (("jax_plugins.xla_cuda13", "jax-cuda13-pjrt"),
                  ("jax_plugins.xla_cuda12", "jax-cuda12-pjrt"))
+_KERNEL_PACKAGES = ("jax_cuda13_plugin", "jax_cuda12_plugin")  # cuSOLVER kernels, the extension
+_C_API: list = []  # the plugin's C API capsule, when this module loaded the plugin
+_SOLVER_LOCK = threading.Lock()
+_SOLVER_READY: list = []  # [True] once register_cusolver succeeded
+_CUDART: list = []  # [the CUDA runtime library, or None], once looked for
+_CUDA_MEMCPY_DEFAULT = 4  # cudaMemcpyDefault: the direction from the (unified) addresses
 _GPU_ENV = (("preallocate", "XLA_ARRAY_GPU_PREALLOCATE", lambda s: s.lower() not in ("0", "false")),
             ("memory_fraction", "XLA_ARRAY_GPU_MEMORY_FRACTION", float),
             ("allocator", "XLA_ARRAY_GPU_ALLOCATOR", str.lower))
-_NVIDIA_LIBS = ("cuda_runtime/lib/libcudart", "cuda_nvrtc/lib/libnvrtc", "cublas/lib/libcublasLt",
-                "cublas/lib/libcublas", "nccl/lib/libnccl", "cuda_cupti/lib/libcupti",
-                "cusparse/lib/libcusparse", "cusolver/lib/libcusolver", "cufft/lib/libcufft",
-                "nvshmem/lib/libnvshmem_host", "cudnn/lib/libcudnn")  # + ".so.*", in this order
+# the CUDA libraries of the nvidia-* wheels, loaded before the plugin in this order (as jax's
+# plugin does): CUDA 12 wheels keep one folder per library, CUDA 13 wheels share nvidia/cu13
+_NVIDIA_LIBS = (("cuda_runtime", "libcudart.so.12"), ("cu13", "libcudart.so.13"),
+                ("cuda_nvrtc", "libnvrtc.so.12"), ("cu13", "libnvrtc.so.13"),
+                ("cublas", "libcublas.so.12"), ("cublas", "libcublasLt.so.12"),
+                ("cu13", "libcublas.so.13"), ("cu13", "libcublasLt.so.13"),
+                ("nccl", "libnccl.so.2"), ("cuda_cupti", "libcupti.so.12"),
+                ("cu13", "libcupti.so.13"), ("cusparse", "libcusparse.so.12"),
+                ("cu13", "libcusparse.so.12"), ("cusolver", "libcusolver.so.11"),
+                ("cu13", "libcusolver.so.12"), ("cufft", "libcufft.so.11"),
+                ("cu13", "libcufft.so.12"), ("nvshmem", "libnvshmem_host.so.3"),
+                ("cudnn", "libcudnn.so.9"))
 
 
 
@@ -109,8 +130,8 @@ def _load_plugin(path: str, dist: str) -> None:
     if version is not None and version.split(".")[:3] != JAXLIB_VERSION.split(".")[:3]:
         raise RuntimeError(f"{dist} {version} does not match jaxlib {JAXLIB_VERSION}")
     _preload_nvidia_libraries()
-    if not xc.pjrt_plugin_loaded("cuda"):
-        xc.load_pjrt_plugin_dynamically("cuda", path)
+    if not xc.pjrt_plugin_loaded("cuda"):  # (else jax loaded it in this process)
+        _C_API.append(xc.load_pjrt_plugin_dynamically("cuda", path))
     if not xc.pjrt_plugin_initialized("cuda"):
         xc.initialize_pjrt_plugin("cuda")
 
@@ -124,13 +145,91 @@ def _options() -> Any:
 
 
 def _preload_nvidia_libraries() -> None:
-    """Best effort: load CUDA libraries from the nvidia-* pip wheels, as jax does."""
+    """Best effort: load CUDA libraries from the nvidia-* pip wheels, as jax does (the
+    plugin then finds them already loaded; without the wheels, the system's are used)."""
     try:
         spec = importlib.util.find_spec("nvidia")
     except (ImportError, ValueError):
         return
     roots = list(spec.submodule_search_locations or []) if spec else []
-    for lib in _NVIDIA_LIBS:
-        for path in sorted(p for root in roots for p in glob.glob(f"{root}/{lib}.so.*")):
-            with contextlib.suppress(OSError):
-                ctypes.cdll.LoadLibrary(path)
+    for folder, lib in _NVIDIA_LIBS:
+        for root in roots:
+            path = os.path.join(root, folder, "lib", lib)
+            if os.path.exists(path):
+                with contextlib.suppress(OSError):
+                    ctypes.cdll.LoadLibrary(path)
+                break
+
+
+def _kernel_module(name: str) -> Any:
+    """``jax_cudaNN_plugin.<name>`` (the plugin's kernel package, matching the loaded plugin
+    first), or None."""
+    for pkg in _KERNEL_PACKAGES:
+        try:
+            return importlib.import_module(f"{pkg}.{name}")
+        except ImportError:
+            continue
+    return None
+
+
+def register_cusolver() -> None:
+    """Register the CUDA plugin's cuSOLVER and LU kernels (``cusolver_*_ffi``,
+    ``cu_lu_pivots_to_permutation``) with the loaded plugin, once per process. RuntimeError
+    naming the package to install when the kernels are not there."""
+    if _SOLVER_READY:
+        return
+    with _SOLVER_LOCK:
+        if _SOLVER_READY:
+            return
+        ext, solver = _kernel_module("cuda_plugin_extension"), _kernel_module("_solver")
+        if solver is None or ext is None:
+            raise RuntimeError(
+                f"linalg on a CUDA device needs the cuSOLVER kernels of jaxlib's CUDA plugin "
+                f"package: install jax-cuda13-plugin (or jax-cuda12-plugin) {JAXLIB_VERSION}")
+        if _C_API:  # (when jax loaded the plugin, it registered its handler itself)
+            xc.register_custom_call_handler(
+                "CUDA", functools.partial(ext.register_custom_call_target, _C_API[0]))
+        targets = [(name, fn, int(name.endswith("_ffi")))
+                   for mod in (solver, _kernel_module("_linalg")) if mod is not None
+                   for name, fn in mod.registrations().items()]
+        for name, fn, api_version in targets:
+            # a target jax registered already in this process is left as it is
+            with contextlib.suppress(Exception):
+                xc.register_custom_call_target(name, fn, platform="CUDA",
+                                               api_version=api_version)
+        _SOLVER_READY.append(True)
+
+
+def _cudart() -> Any:
+    """The CUDA runtime library (the nvidia wheels' preloaded one, else the system's), or
+    None."""
+    if not _CUDART:
+        lib = None
+        for name in ("libcudart.so.13", "libcudart.so.12", "libcudart.so"):
+            try:
+                lib = ctypes.CDLL(name)
+                break
+            except OSError:
+                continue
+        if lib is not None:
+            lib.cudaMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                       ctypes.c_int]
+            lib.cudaMemcpy.restype = ctypes.c_int
+        _CUDART.append(lib)
+    return _CUDART[0]
+
+
+def copy_to_host(buf: Any, nbytes: int) -> Any:
+    """The first ``nbytes`` bytes of a CUDA buffer (row-major, dense), copied to a new uint8
+    array once the buffer is ready; None when the CUDA runtime is not found or the copy
+    fails (the caller then uses jaxlib's copy, which imports jax where it is installed)."""
+    import numpy as np
+    lib = _cudart()
+    if lib is None:
+        return None
+    buf.block_until_ready()
+    out = np.empty(nbytes, np.uint8)
+    if nbytes and lib.cudaMemcpy(out.ctypes.data, buf.unsafe_buffer_pointer(), nbytes,
+                                 _CUDA_MEMCPY_DEFAULT) != 0:
+        return None
+    return out

@@ -72,6 +72,13 @@ _ABANDONED: list[Any] = []  # the service and client of a join that timed out (s
 _ENDED: list[bool] = []
 
 
+def _default_known() -> bool:
+    """Whether this process's default device was settled already (an array was made: on a
+    GPU, where the CPU client may not exist yet)."""
+    from . import devices  # (load order: devices reads state())
+    return bool(devices._default)
+
+
 def state() -> State | None:
     """This process's distributed runtime, or None before ``initialize`` / after ``shutdown``."""
     return _STATE[0] if _STATE and not _STATE[0].closed else None
@@ -97,7 +104,7 @@ def initialize(address: str, num_processes: int, process_id: int, *,
                 raise RuntimeError("xla_array.distributed.initialize(platform='cuda') must be "
                                    "called before the first array is created (or devices "
                                    "are listed): this process already looked for its GPUs")
-        elif "cpu" in _backend._CLIENTS:
+        elif "cpu" in _backend._CLIENTS or _default_known():
             raise RuntimeError("xla_array.distributed.initialize() must be called before the "
                                "first array is created (or devices are listed): this process "
                                "already made its single-process CPU client")

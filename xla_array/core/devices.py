@@ -147,7 +147,9 @@ def _parse(spec: str) -> Device:
 
 def default_device() -> Any:
     """The device used when ``device=None``: the innermost ``using_device`` of this thread,
-    else ``XLA_ARRAY_DEFAULT_DEVICE``, else the first CUDA device if any, else ``cpu:0``."""
+    else ``XLA_ARRAY_DEFAULT_DEVICE``, else (after ``xla_array.distributed.initialize``) this
+    process's first device of the platform the processes span, else the first CUDA device
+    if any, else ``cpu:0``."""
     d = getattr(_local, "device", None)
     if d is not None:
         return d
@@ -156,8 +158,11 @@ def default_device() -> Any:
     if _default_env:
         d = _check_default(target(_default_env))
     else:
-        d = next(d for d in devices("cuda" if "cuda" in _backend.platforms() else "cpu")
-                 if d._local)  # (several processes: this process's first device)
+        from .backend_distributed import state  # (load order)
+        st = state()  # several processes: the platform they span, this process's first device
+        plat = st.platform if st is not None else (
+            "cuda" if "cuda" in _backend.platforms() else "cpu")
+        d = next(d for d in devices(plat) if d._local)
     with _lock:
         if not _default:
             _default.append(d)

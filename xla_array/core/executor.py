@@ -176,7 +176,10 @@ def backend_failure(what: str, err: Exception) -> Exception:
     text = str(err)
     if "RESOURCE_EXHAUSTED" in text:
         m = re.search(r"allocating (\d+) bytes", text)
-        asked = f"{int(m.group(1))} bytes" if m else "more memory than it has"
+        g = re.search(r"allocate ([\d.]+)([KMGTP]i)?B\b", text)  # (GPU: "allocate 21.83TiB")
+        asked = (f"{int(m.group(1))} bytes" if m else
+                 f"{int(float(g.group(1)) * 1024 ** ' KMGTP'.index((g.group(2) or ' ')[0]))} "
+                 f"bytes" if g else "more memory than it has")
         return MemoryError(f"{what}: the device cannot allocate {asked} (XLA: "
                            f"{text.splitlines()[0][:200]})")
     if isinstance(err, (ValueError, TimeoutError)):  # processes disagree (backend_distributed)
@@ -403,7 +406,13 @@ def value_host(n: Node, cause: str) -> np.ndarray:
     """``n``'s value copied to the host (read-only NumPy array), computed first if pending."""
     buf = value_buffer(n, cause)
     _metrics.count("bytes_to_host", math.prod(n.shape) * n.dtype.itemsize)
-    return _backend.to_numpy(buf)
+    try:
+        return _backend.to_numpy(buf)
+    except _backend.BackendError as e:  # a GPU reports a failed run when its result is read
+        if "RESOURCE_EXHAUSTED" in str(e):
+            raise backend_failure(f"running the graph recorded at {_where_text([n])}",
+                                  e) from None
+        raise
 
 
 def check_buffers(bufs: list[Node]) -> None:

@@ -83,9 +83,12 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                             "graph (xla_array.core._graphcore; off: the pure-Python "
                             "definitions, read at import) and the native kernels (off: XLA's "
                             "own ops, read when a kernel is first needed)"),
-    "matmul_precision": ("default", lambda s: s.strip().lower() or "default",
-                         "default, high or highest: XLA precision of matmul-like ops (read when "
-                         "they are recorded; float32 is exact on CPU whatever the setting)"),
+    "matmul_precision": ("auto", lambda s: s.strip().lower() or "auto",
+                         "auto, default, high or highest: XLA precision of matmul-like ops "
+                         "(read when they are recorded). auto: float32 accuracy on every "
+                         "device (XLA's default on CPU, highest on GPUs); default and high "
+                         "let GPUs use TF32/bfloat16 algorithms; CPU is exact whatever the "
+                         "setting"),
 }
 
 _values: dict[str, Any] = {}

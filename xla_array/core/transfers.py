@@ -31,6 +31,9 @@ def copy_to(x: Node, t: Any, dev: Any, committed: bool) -> Node:
 
 
 _CLONE_LIMIT = 256  # pending ops of an uncommitted operand re-recorded on the new device
+# ops whose attributes name one platform's kernels (LAPACK on CPU, cuSOLVER on GPUs): a graph
+# holding one is not re-recorded on another platform but computed where it is, then copied
+_PLATFORM_BOUND = frozenset({"lapack"})
 
 
 def transfer(node: Node, place: Any) -> Node:
@@ -50,7 +53,8 @@ def transfer(node: Node, place: Any) -> Node:
     _metrics.count("device_transfers")
     if node.buffer is None and type(place) is Device and type(node.device) is Device:
         order, bufs, scalars = plan_graph([node], writeback=False)[:3]
-        if len(order) <= _CLONE_LIMIT:
+        if len(order) <= _CLONE_LIMIT and (place.platform == node.device.platform or not any(
+                n.op.name in _PLATFORM_BOUND for n in order)):
             new: dict[int, Node] = {}
             for n in bufs:
                 new[id(n)] = transfer(n, place)

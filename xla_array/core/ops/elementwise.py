@@ -231,9 +231,15 @@ def _floor_divide(e: Emitter, a: list, s: tuple, d: DType) -> str:
 
 
 def _copysign(e: Emitter, a: list, s: tuple, d: DType) -> str:
-    mag = e.op("stablehlo.abs", [a[0]], _t(s, d))
-    neg = e.op("stablehlo.negate", [mag], _t(s, d))
-    return select(e, _signbit(e, [a[1]], s, d), neg, mag, s, d)
+    """``a[0]``'s magnitude bits with ``a[1]``'s sign bit: exact for NaNs too (a select of
+    ``-|x|`` and ``|x|`` loses a NaN's sign on GPUs)."""
+    it = {16: dt.uint16, 32: dt.uint32, 64: dt.uint64, 8: dt.uint8}[d.bits]
+    sign = 1 << (d.bits - 1)
+    mag, sgn = (e.op("stablehlo.bitcast_convert", [v], _t(s, it)) for v in a)
+    mag = e.op("stablehlo.and", [mag, _full(e, sign - 1, s, it)], _t(s, it))
+    sgn = e.op("stablehlo.and", [sgn, _full(e, sign, s, it)], _t(s, it))
+    return e.op("stablehlo.bitcast_convert", [e.op("stablehlo.or", [mag, sgn], _t(s, it))],
+                _t(s, d))
 
 
 def _hypot(e: Emitter, a: list, s: tuple, d: DType) -> str:

@@ -1,11 +1,13 @@
 """Linear algebra and FFT ops (their Array-level recording: ``api/linalg_ops.py``).
 
 Native StableHLO ops: ``triangular_solve``, ``fft`` and (off CPU) ``cholesky``. Everything else
-goes through jaxlib's LAPACK FFI kernels (``lapack_{s,d,c,z}<name>_ffi``) with one generic op,
-``lapack``: a ``stablehlo.custom_call`` (API version 4) whose operand and result layouts are
-column-major for the matrix-shaped values (the batch dimensions are major, as in jax), so the
-kernels run over a whole stack of matrices in one call. The kernels are registered lazily, the
-first time such an op is recorded or lowered (``backend.register_lapack``; it imports scipy).
+goes through jaxlib's LAPACK FFI kernels (``lapack_{s,d,c,z}<name>_ffi``) on CPU, or the CUDA
+plugin's cuSOLVER FFI kernels (``cusolver_<name>_ffi``, the same operands and results) on a GPU,
+with one generic op, ``lapack``: a ``stablehlo.custom_call`` (API version 4) whose operand and
+result layouts are column-major for the matrix-shaped values (the batch dimensions are major, as
+in jax), so the kernels run over a whole stack of matrices in one call. The kernels are
+registered lazily, the first time such an op is recorded or lowered
+(``backend.register_lapack``, which imports scipy; ``backend_cuda.register_cusolver``).
 
 ``lu_permutation`` turns LAPACK's 1-based sequential row swaps (``ipiv``) into a 0-based
 permutation with a ``stablehlo.while`` loop over the swaps (one gather and one scatter per
@@ -33,14 +35,17 @@ LAPACK_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128":
 # ---------------------------------------------------------------- LAPACK custom call
 
 class Lapack(NamedTuple):
-    """A call of jaxlib's LAPACK FFI kernel ``target``: its attributes (``config``: (name,
-    "value : type") pairs), its results' (shape, dtype) (the kernel's signature, as a
-    ``stablehlo.custom_call`` declares it) and which operand result 0 reuses (``alias``:
-    True for operand 0, an int, or False for none)."""
+    """A call of jaxlib's LAPACK FFI kernel ``target`` (or cuSOLVER's, ``cusolver_...``): its
+    attributes (``config``: (name, "value : type") pairs), its results' (shape, dtype) (the
+    kernel's signature, as a ``stablehlo.custom_call`` declares it), which operand result 0
+    reuses (``alias``: True for operand 0, an int, or False for none) and whether the
+    matrices are passed column-major (``column_major=False``: every layout row-major, how the
+    cuSOLVER SVD takes a wide matrix as its transpose)."""
     target: str
     config: tuple
     outs: tuple
     alias: bool | int
+    column_major: bool = True
 
 
 def _lapack_results(inputs: tuple, attrs: Lapack) -> tuple:
@@ -48,7 +53,7 @@ def _lapack_results(inputs: tuple, attrs: Lapack) -> tuple:
 
 
 def _infer_lapack(inputs: tuple, attrs: Lapack) -> tuple:
-    if not attrs.target.startswith("lapack_") or not attrs.outs:
+    if not attrs.target.startswith(("lapack_", "cusolver_")) or not attrs.outs:
         raise ValueError(f"lapack: {attrs.target!r} with results {attrs.outs}")
     for x in inputs:
         if x.dtype not in LAPACK_DTYPES and x.dtype is not dt.int32:
@@ -68,11 +73,15 @@ def layout(ndim: int, column_major: bool) -> str:
 
 
 def _lower_lapack(e: Emitter, n: Any, a: list) -> str:
-    target, config, outs, alias = n.attrs
-    _backend.register_lapack()
+    target, config, outs, alias, cm = n.attrs
+    if target.startswith("cusolver_"):
+        from ..backend_cuda import register_cusolver  # (load order: GPU only)
+        register_cusolver()
+    else:
+        _backend.register_lapack()
     nd = max(len(x.shape) for x in n.inputs)
-    op_l = ", ".join(layout(len(x.shape), len(x.shape) == nd) for x in n.inputs)
-    res_l = ", ".join(layout(len(s), len(s) == nd) for s, _ in outs)
+    op_l = ", ".join(layout(len(x.shape), cm and len(x.shape) == nd) for x in n.inputs)
+    res_l = ", ".join(layout(len(s), cm and len(s) == nd) for s, _ in outs)
     cfg = ", ".join(f"{k} = {v}" for k, v in config)
     attrs = (f'api_version = 4 : i32, backend_config = {{{cfg}}}, '
              f'call_target_name = "{target}", operand_layouts = [{op_l}], '
