@@ -1,5 +1,7 @@
 """SciPy's LAPACK for jaxlib's CPU kernels, loaded without the ``scipy.linalg`` package
-(``backend.register_lapack`` calls ``preload`` before jaxlib's ``_lapack.initialize``)."""
+(``backend.register_lapack`` calls ``preload`` before jaxlib's ``_lapack.initialize``), and
+SciPy's f2py wrappers of the same routines for the host rules of ``ops/host_linalg.py``
+(``wrappers``)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,25 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["preload"]
+__all__ = ["preload", "wrappers"]
+
+_CHILDREN = ["cython_blas", "cython_lapack"]  # loaded on their own, adopted by scipy.linalg
+_WRAPPERS: list = []  # [(_flapack, _fblas)] once loaded
+
+
+def wrappers() -> tuple[Any, Any]:
+    """``scipy.linalg._flapack`` and ``_fblas`` (the f2py wrappers of the LAPACK and BLAS
+    routines ``cython_lapack`` exposes), loaded without the ``scipy.linalg`` package when it
+    is not imported yet, as ``preload`` does. ImportError when SciPy has not got them."""
+    if not _WRAPPERS:
+        if "scipy.linalg" not in sys.modules:
+            _load(["_flapack", "_fblas"])
+        mods = [sys.modules.get(f"scipy.linalg.{m}") for m in ("_flapack", "_fblas")]
+        if None in mods:  # (not loaded on their own: the ordinary import)
+            from scipy.linalg import _fblas, _flapack
+            mods = [_flapack, _fblas]
+        _WRAPPERS.append(tuple(mods))
+    return _WRAPPERS[0]
 
 
 def preload() -> None:
@@ -23,10 +43,16 @@ def preload() -> None:
     leaves it to the ordinary import in ``_lapack.initialize``."""
     if "scipy.linalg" in sys.modules:
         return
+    _load(["cython_blas", "cython_lapack"])
+
+
+def _load(names: list) -> None:
+    """Load the extension modules ``scipy.linalg.<name>`` on their own (see ``preload``);
+    any layout or loading problem leaves them to the ordinary import."""
     try:
         import scipy
         folder = os.path.join(os.path.dirname(scipy.__file__), "linalg")
-        for name in ("cython_blas", "cython_lapack"):
+        for name in names:
             full = f"scipy.linalg.{name}"
             if full in sys.modules:
                 continue
@@ -42,14 +68,17 @@ def preload() -> None:
             except BaseException:
                 del sys.modules[full]
                 raise
-        sys.meta_path.insert(0, _Adopt())
+            if name not in _CHILDREN:
+                _CHILDREN.append(name)
+        if not any(isinstance(h, _Adopt) for h in sys.meta_path):
+            sys.meta_path.insert(0, _Adopt())
     except Exception:  # noqa: BLE001  (any layout or loading problem: the ordinary import)
         return
 
 
 class _Adopt:
-    """A one-shot import hook: when ``scipy.linalg`` is imported after ``_load_scipy_lapack``,
-    its module gets the two preloaded submodules as attributes once its ``__init__`` ran
+    """A one-shot import hook: when ``scipy.linalg`` is imported after ``_load``, its module
+    gets the preloaded submodules as attributes once its ``__init__`` ran
     (``scipy.linalg.cython_blas`` works as after an ordinary import)."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
@@ -64,7 +93,7 @@ class _Adopt:
 
         def exec_module(module: Any) -> None:
             run(module)
-            for child in ("cython_blas", "cython_lapack"):
+            for child in _CHILDREN:
                 sub = sys.modules.get(f"scipy.linalg.{child}")
                 if sub is not None and not hasattr(module, child):
                     setattr(module, child, sub)

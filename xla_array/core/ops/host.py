@@ -6,9 +6,10 @@ computes, from its inputs' NumPy values, exactly what the compiled graph compute
 only where the two agree on every input, NaN payloads aside: IEEE arithmetic, comparisons and
 square roots (the lowering keeps XLA from reciprocal division and fused multiply-adds), float
 sums in NumPy's order (the lowering writes out NumPy's pairwise order), integer arithmetic
-(wrapping), data movement. Ops whose compiled results differ from NumPy's (``exp``, ``log``,
-matrix products, LAPACK, XLA's own reduction orders, ``pow``) have no rule, and a graph using one
-compiles. A rule raises ``NotExact`` for the inputs where it cannot promise the compiled bits
+(wrapping), data movement; the LAPACK calls through SciPy's wrappers of the routines the
+compiled kernels call (``ops/host_linalg.py``). Ops whose compiled results differ from NumPy's
+(``exp``, ``log``, matrix products, XLA's own reduction orders, ``pow``) have no rule, and a
+graph using one compiles. A rule raises ``NotExact`` for the inputs where it cannot promise the compiled bits
 (a float converted to an integer out of range, the sign of a zero ``max``); the graph then
 compiles. Subnormal numbers, which compiled code flushes to zero, are checked by the evaluator.
 
@@ -488,3 +489,6 @@ def _attach() -> None:
 
 
 _attach()
+
+# the LAPACK calls and LU permutations (their own module: they call SciPy's LAPACK wrappers)
+from . import host_linalg as _host_linalg  # noqa: E402, F401
