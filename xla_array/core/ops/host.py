@@ -9,9 +9,10 @@ sums in NumPy's order (the lowering writes out NumPy's pairwise order), integer 
 (wrapping), data movement; the LAPACK calls through SciPy's wrappers of the routines the
 compiled kernels call (``ops/host_linalg.py``). Ops whose compiled results differ from NumPy's
 (``exp``, ``log``, matrix products, XLA's own reduction orders, ``pow``) have no rule, and a
-graph using one compiles. A rule raises ``NotExact`` for the inputs where it cannot promise the compiled bits
-(a float converted to an integer out of range, the sign of a zero ``max``); the graph then
-compiles. Subnormal numbers, which compiled code flushes to zero, are checked by the evaluator.
+graph using one compiles. A rule raises ``NotExact`` for the inputs where it cannot promise the
+compiled bits (a float converted to an integer out of range, the sign of a zero ``max``); the
+graph then compiles. Subnormal numbers, which compiled code flushes to zero, are checked by
+the evaluator.
 
 The dtypes covered are bool, the integers, float32 and float64 (``DTYPES``); float16, bfloat16
 and complex graphs compile.
@@ -25,9 +26,11 @@ import numpy as np
 
 from .. import flags as _flags
 from ..graph import OpDef
+from . import host_linalg as _host_linalg
 from . import indexing as _indexing
 from . import sorting as _sorting  # noqa: F401  (defines the sorts, gathers and scans)
 from .elementwise import compute_dtype
+from .host_common import NotExact
 from .reductions import numpy_order
 from .structural import OPS
 
@@ -35,10 +38,6 @@ __all__ = ["NotExact", "DTYPES", "MOVES"]
 
 DTYPES = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                     "uint64", "float32", "float64"))
-
-
-class NotExact(Exception):
-    """This node's inputs are ones where the host rule cannot promise the compiled bits."""
 
 
 # ops that move values without computing new ones (their float inputs reach the output
@@ -108,7 +107,19 @@ def _ufunc(f: Any) -> Any:
     return lambda a, d: f(*a)
 
 
+def _integers_only(f: Any) -> Any:
+    """NumPy's ufunc ``f`` on integers: floored division and its remainder, 0 for a zero
+    divisor, as the lowering (``elementwise._int_div``); float operands compile."""
+    def rule(a: list, d: Any) -> np.ndarray:
+        if d.kind not in "iu":
+            raise NotExact("a float floored division")
+        return f(*a)
+    return rule
+
+
 _ELEMENTWISE = {
+    "floor_divide": _integers_only(np.floor_divide),
+    "remainder": _integers_only(np.remainder),
     "add": _bool_or(np.add, np.logical_or),
     "subtract": _ufunc(np.subtract),
     "multiply": _bool_or(np.multiply, np.logical_and),
@@ -483,12 +494,10 @@ _STRUCTURAL = {
 def _attach() -> None:
     for name, fn in _ELEMENTWISE.items():
         OPS[name].host = _elementwise(fn)
-    for name, rule in _STRUCTURAL.items():
+    # the LAPACK calls and LU permutations: their own module (SciPy's LAPACK wrappers)
+    for name, rule in {**_STRUCTURAL, **_host_linalg.RULES}.items():
         op: OpDef = OPS[name]
         op.host = rule
 
 
 _attach()
-
-# the LAPACK calls and LU permutations (their own module: they call SciPy's LAPACK wrappers)
-from . import host_linalg as _host_linalg  # noqa: E402, F401
