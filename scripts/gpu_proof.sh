@@ -6,7 +6,10 @@
 #   OUT=/tmp/gpu STEPS="env smoke tests" bash scripts/gpu_proof.sh
 # Each step writes $OUT/<step>.txt under its own time limit (T_<step> seconds). Wheels of
 # missing pure-Python test needs may be put in .whl/ (installed into /tmp/site first); an
-# array-api-tests checkout in $AAT (default .gpu/aat) enables the conformance step.
+# array-api-tests checkout in $AAT (default .gpu/aat; git-ignored, carried) enables the
+# conformance step: the suite's array_api_tests/, conftest.py and pytest.ini, and of its pinned
+# array-api submodule src/ and spec/<version>/API_specification (the signatures it reads).
+# The conformance reports go to $OUT/aat_reports.tgz, also when the step is cut by its limit.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_proof}
@@ -57,4 +60,7 @@ for s in ${STEPS:-build env smoke precision bench tests conformance}; do
     timeout -k 5 "${!t:-600}" bash -c "$(declare -f step_$s); $(declare -p PY OUT AAT); step_$s" \
         >"$OUT/$s.txt" 2>&1
     echo "=== $s rc=$? $(date +%T)"; tail -n 3 "$OUT/$s.txt"
+    if [ "$s" = conformance ] && [ -d /tmp/aat_reports ]; then
+        tar czf "$OUT/aat_reports.tgz" -C /tmp aat_reports
+    fi
 done
