@@ -22,10 +22,17 @@ from .. import scipy_lapack
 from . import linalg as _linalg  # noqa: F401  (defines lapack and lu_permutation)
 from .host_common import NotExact
 
-__all__ = ["RULES", "lapack_rule"]
+__all__ = ["MAX_STACK", "RULES", "lapack_rule"]
+
+
+# a stack of more matrices than this compiles: one Python call per matrix (~20 us for a
+# small one) would cost more than the compile it saves
+MAX_STACK = 512
 
 
 def _each(batch: tuple) -> Any:
+    if batch and int(np.prod(batch)) > MAX_STACK:
+        raise NotExact(f"a stack of {int(np.prod(batch))} matrices")
     return np.ndindex(*batch) if batch else [()]
 
 
