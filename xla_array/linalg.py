@@ -45,7 +45,6 @@ from .api.linalg_ops import (
     lapack,
     make_complex,
     nan_where,
-    on_gpu,
     pivots_to_perm,
     tri_solve,
 )
@@ -186,13 +185,11 @@ def eigvalsh(x: Array, /) -> Array:
 def _evd(x: Array, vectors: bool) -> list[Array]:
     """(vectors, values, info) of LAPACK syevd/heevd (cuSOLVER syevd on a GPU, which always
     computes the vectors), reading the lower triangle."""
-    outs = [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)), (x.shape[:-2], dt.int32)]
-    if on_gpu(x):
-        return cusolver("syevd_ffi", [x], outs, (("lower", "true"), ("algorithm", "0 : ui8")),
-                        keep=vectors)
     prefix = "he" if x.dtype.kind == "c" else "sy"
-    return lapack(f"{prefix}evd_ffi", x.dtype, [x], outs,
-                  (("mode", char("V" if vectors else "N")), ("uplo", char("L"))), keep=vectors)
+    return lapack(f"{prefix}evd_ffi", x.dtype, [x],
+                  [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)), (x.shape[:-2], dt.int32)],
+                  (("mode", char("V" if vectors else "N")), ("uplo", char("L"))), keep=vectors,
+                  gpu=("syevd_ffi", (("lower", "true"), ("algorithm", "0 : ui8"))))
 
 
 def _geev(x: Array, vectors: bool) -> tuple[Array, Array | None]:
@@ -238,7 +235,7 @@ def _gesdd(x: Array, mode: str) -> list[Array]:
     k = min(m, n)
     us = {"A": (m, m), "S": (m, k), "N": (1, 1)}[mode]
     vs = {"A": (n, n), "S": (k, n), "N": (1, 1)}[mode]
-    if on_gpu(x):
+    if x.device.platform == "cuda":  # (cuSOLVER's SVD takes its operands otherwise)
         return _gesvd_gpu(x, mode, (*batch, *us), (*batch, *vs))
     _, s, u, vt, info = lapack("gesdd_ffi", x.dtype, [x],
                                [(x.shape, x.dtype), ((*batch, k), _real(x.dtype)),
@@ -306,10 +303,7 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     if x.size == 0:
         return QRResult(_eye(tuple(batch), m, kq, x.dtype, x.device),
                         zeros((*batch, kq, n), dtype=x.dtype, device=x.device))
-    gpu = on_gpu(x)
-    routs = [(x.shape, x.dtype), ((*batch, k), x.dtype)]
-    r, tau = (cusolver("geqrf_ffi", [x], routs) if gpu
-              else lapack("geqrf_ffi", x.dtype, [x], routs))
+    r, tau = lapack("geqrf_ffi", x.dtype, [x], [(x.shape, x.dtype), ((*batch, k), x.dtype)])
     gqr = "ungqr_ffi" if x.dtype.kind == "c" else "orgqr_ffi"
     if m < n:
         a = r[..., :m, :m]
@@ -319,8 +313,7 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
                         Pad((0,) * (nb + 2), (0,) * (nb + 1) + (m - n,), (0,) * (nb + 2))))
     else:
         a = r
-    q = (cusolver("orgqr_ffi", [a, tau], [(a.shape, x.dtype)]) if gpu
-         else lapack(gqr, x.dtype, [a, tau], [(a.shape, x.dtype)]))[0]
+    q = lapack(gqr, x.dtype, [a, tau], [(a.shape, x.dtype)])[0]
     if mode == "reduced" and m > n:
         r = r[..., :n, :]
     return QRResult(q, triu(r))

@@ -25,21 +25,33 @@ from .array import Array, as_array, wrap
 from .manipulation import broadcast_to, reshape
 from .searching import where
 
-__all__ = ["lapack", "cusolver", "on_gpu", "flag", "getrf", "pivots_to_perm", "tri_solve",
+__all__ = ["lapack", "cusolver", "flag", "getrf", "pivots_to_perm", "tri_solve",
            "cholesky_lower", "nan_where", "make_complex", "fft_node", "diagonal"]
 
 
+# LAPACK kernels whose cuSOLVER counterpart takes the same operands, results and (no)
+# attributes: one name for every dtype (cusolver_orgqr_ffi also forms complex Q)
+_SAME_ON_GPU = {"getrf_ffi": "getrf_ffi", "geqrf_ffi": "geqrf_ffi", "orgqr_ffi": "orgqr_ffi",
+                "ungqr_ffi": "orgqr_ffi"}
+
+
 def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple, DType]],
-           config: tuple = (), alias: bool | int = True, keep: bool = True) -> list[Array]:
+           config: tuple = (), alias: bool | int = True, keep: bool = True,
+           gpu: tuple | None = None) -> list[Array]:
     """Record LAPACK FFI kernel ``lapack_<s|d|c|z><base>`` on ``inputs``; one Array per result.
 
     ``config`` holds the kernel's attributes as (name, "value : type") pairs, e.g.
     ``(("mode", "86 : ui8"),)``; ``alias`` makes result 0 reuse operand 0's buffer (True) or
     operand ``alias``'s (an int), or no operand's (False). ``keep=False`` when the caller
     returns a single array built from the results (``record_multi``); a single result is
-    never kept: it is an ordinary intermediate.
+    never kept: it is an ordinary intermediate. On a CUDA device the CUDA plugin's cuSOLVER
+    kernel with the same operands and results is recorded instead: ``gpu`` = (its base name,
+    its config) where they differ from LAPACK's (getrf, geqrf, orgqr/ungqr map by name).
     """
     dev = inputs[0].device
+    if dev.platform == "cuda" and (gpu is not None or base in _SAME_ON_GPU):
+        gbase, gconfig = gpu if gpu is not None else (_SAME_ON_GPU[base], ())
+        return cusolver(gbase, inputs, outs, gconfig, alias, keep)
     if dev.platform != "cpu":
         raise ValueError(f"linalg: the LAPACK kernel {base} runs on CPU devices only; the "
                          f"array is on {dev} (move it with to_device)")
@@ -65,11 +77,6 @@ def _record(target: str, inputs: list[Array], outs: list[tuple[tuple, DType]], c
                          Lapack(target, tuple(config), outs_t, alias, column_major),
                          keep and len(outs_t) > 1)
     return [wrap(n) for n in nodes]
-
-
-def on_gpu(x: Array) -> bool:
-    """Whether ``x`` lives on a CUDA device (its linalg goes to cuSOLVER)."""
-    return x.device.platform == "cuda"
 
 
 def flag(value: bool) -> str:
@@ -110,11 +117,9 @@ def getrf(x: Array, keep: bool = True) -> tuple[Array, Array, Array]:
     """LU with partial pivoting of a stack of square matrices: (packed LU, 1-based int32
     pivots, info); ``info > 0`` flags an exactly singular U. ``keep``: see ``lapack``."""
     *batch, m, n = x.shape
-    outs = [(x.shape, x.dtype), ((*batch, min(m, n)), dt.int32), (tuple(batch), dt.int32)]
-    if on_gpu(x):
-        lu, piv, info = cusolver("getrf_ffi", [x], outs, keep=keep)
-    else:
-        lu, piv, info = lapack("getrf_ffi", x.dtype, [x], outs, keep=keep)
+    lu, piv, info = lapack("getrf_ffi", x.dtype, [x], [(x.shape, x.dtype),
+                                                        ((*batch, min(m, n)), dt.int32),
+                                                        (tuple(batch), dt.int32)], keep=keep)
     return lu, piv, info
 
 

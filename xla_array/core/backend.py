@@ -279,11 +279,12 @@ def to_numpy(buf: Any) -> np.ndarray:
         if type(buf._sharding) is _HloSharding:  # a global array over several devices
             return _gather(buf)
         if buf.platform() != "cpu":
-            copied = _device_to_host(buf, dtype, shape)
+            from .backend_cuda import to_numpy_cuda  # (load order: GPU only)
+            copied = to_numpy_cuda(buf, dtype, shape)
             if copied is not None:
                 return copied
             # jaxlib's host copy for non-CPU buffers; it makes jaxlib import jax where jax is
-            # installed (to build the shard's aval), which _device_to_host avoids
+            # installed (to build the shard's aval), which to_numpy_cuda avoids
             return buf._single_device_array_to_np_array_did_copy()[0]
         buf.block_until_ready()  # an executable's output: its unsafe_buffer_pointer is safe
         size = int(np.prod(shape, dtype=np.int64))
@@ -298,27 +299,6 @@ def to_numpy(buf: Any) -> np.ndarray:
         return _unpack4(np.asarray(_PointerView(buf, (size + 1) // 2)), size, signed, dtype, shape)
     except _XLA_ERRORS as e:
         raise BackendError(str(e)) from None
-
-
-def _device_to_host(buf: Any, dtype: np.dtype, shape: tuple) -> np.ndarray | None:
-    """A CUDA buffer's value, copied by the CUDA runtime into a new read-only array, or None
-    where that cannot be done (no runtime library found, a layout other than row-major)."""
-    if buf.platform() not in ("cuda", "gpu"):
-        return None
-    ndim = len(shape)
-    if str(buf._pjrt_layout) != "{" + ",".join(map(str, range(ndim - 1, -1, -1))) + "}":
-        return None
-    size = int(np.prod(shape, dtype=np.int64))
-    signed = _PACKED4.get(dtype)
-    nbytes = size * dtype.itemsize if signed is None else (size + 1) // 2
-    from .backend_cuda import copy_to_host  # (load order: GPU only)
-    raw = copy_to_host(buf, nbytes)
-    if raw is None:
-        return None
-    out = raw.view(dtype).reshape(shape) if signed is None else \
-        _unpack4(raw, size, signed, dtype, shape)
-    out.flags.writeable = False
-    return out
 
 
 def _gather(buf: Any) -> np.ndarray:

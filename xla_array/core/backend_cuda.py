@@ -30,7 +30,7 @@ import threading
 import warnings
 from typing import Any
 
-from .backend import JAXLIB_VERSION, xc
+from .backend import _PACKED4, JAXLIB_VERSION, _unpack4, xc
 
 _CUDA_PLUGINS = (("jax_plugins.xla_cuda13", "jax-cuda13-pjrt"),
                  ("jax_plugins.xla_cuda12", "jax-cuda12-pjrt"))
@@ -219,17 +219,26 @@ def _cudart() -> Any:
     return _CUDART[0]
 
 
-def copy_to_host(buf: Any, nbytes: int) -> Any:
-    """The first ``nbytes`` bytes of a CUDA buffer (row-major, dense), copied to a new uint8
-    array once the buffer is ready; None when the CUDA runtime is not found or the copy
-    fails (the caller then uses jaxlib's copy, which imports jax where it is installed)."""
+def to_numpy_cuda(buf: Any, dtype: Any, shape: tuple) -> Any:
+    """A CUDA buffer's value (``backend.to_numpy``), copied by the CUDA runtime's
+    ``cudaMemcpy`` once the buffer is ready into a new read-only array; None where that
+    cannot be done (no runtime library found, a layout other than row-major, a failed copy:
+    the caller then uses jaxlib's copy, which imports jax where it is installed)."""
     import numpy as np
     lib = _cudart()
-    if lib is None:
+    ndim = len(shape)
+    if lib is None or buf.platform() not in ("cuda", "gpu") or \
+            str(buf._pjrt_layout) != "{" + ",".join(map(str, range(ndim - 1, -1, -1))) + "}":
         return None
+    size = int(np.prod(shape, dtype=np.int64))
+    signed = _PACKED4.get(dtype)
+    nbytes = size * dtype.itemsize if signed is None else (size + 1) // 2
     buf.block_until_ready()
-    out = np.empty(nbytes, np.uint8)
-    if nbytes and lib.cudaMemcpy(out.ctypes.data, buf.unsafe_buffer_pointer(), nbytes,
+    raw = np.empty(nbytes, np.uint8)
+    if nbytes and lib.cudaMemcpy(raw.ctypes.data, buf.unsafe_buffer_pointer(), nbytes,
                                  _CUDA_MEMCPY_DEFAULT) != 0:
         return None
+    out = raw.view(dtype).reshape(shape) if signed is None else \
+        _unpack4(raw, size, signed, dtype, shape)
+    out.flags.writeable = False
     return out

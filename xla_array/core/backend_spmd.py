@@ -159,7 +159,8 @@ def shards(buf: Any) -> list[tuple[Any, np.ndarray]]:
         raise BackendError("the buffer has been deleted or donated")
     if devices[0].platform != "cpu":
         # jaxlib offers no jax-free per-device read for accelerator memory; this path makes
-        # jaxlib try `import jax` (as _backend.to_numpy does for GPU buffers).
+        # jaxlib try `import jax` (a single-device GPU buffer is read without it:
+        # backend_cuda.to_numpy_cuda; not run on several GPUs yet).
         return [(a._sharding._device, a._single_device_array_to_np_array_did_copy()[0])
                 for a in buf._arrays]
     if dtype in _BITCAST:

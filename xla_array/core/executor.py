@@ -175,16 +175,24 @@ def backend_failure(what: str, err: Exception) -> Exception:
     asked for, when the device ran out of memory; CompileError with XLA's text otherwise."""
     text = str(err)
     if "RESOURCE_EXHAUSTED" in text:
-        m = re.search(r"allocating (\d+) bytes", text)
-        g = re.search(r"allocate ([\d.]+)([KMGTP]i)?B\b", text)  # (GPU: "allocate 21.83TiB")
-        asked = (f"{int(m.group(1))} bytes" if m else
-                 f"{int(float(g.group(1)) * 1024 ** ' KMGTP'.index((g.group(2) or ' ')[0]))} "
-                 f"bytes" if g else "more memory than it has")
+        asked = _bytes_asked(text)
         return MemoryError(f"{what}: the device cannot allocate {asked} (XLA: "
                            f"{text.splitlines()[0][:200]})")
     if isinstance(err, (ValueError, TimeoutError)):  # processes disagree (backend_distributed)
         return type(err)(f"{what}: {text}")
     return CompileError(f"{what} failed: {text}")
+
+
+def _bytes_asked(text: str) -> str:
+    """The allocation an out-of-memory message names: "N bytes" (CPU: "allocating N bytes";
+    GPU: "allocate 21.83TiB", in binary units), else "more memory than it has"."""
+    m = re.search(r"allocating (\d+) bytes", text)
+    if m:
+        return f"{int(m.group(1))} bytes"
+    m = re.search(r"allocate ([\d.]+)([KMGTP]?)i?B\b", text)
+    if m:
+        return f"{int(float(m.group(1)) * 1024 ** ' KMGTP'.index(m.group(2) or ' '))} bytes"
+    return "more memory than it has"
 
 
 def _where_text(order: list[Node], limit: int = 8) -> str:
