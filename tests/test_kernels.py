@@ -18,7 +18,7 @@ from xla_array.core import executor, registry, rewrite
 from xla_array.core.cache import executables
 from xla_array.core.ops.reductions import SEQUENTIAL_ROWS, regular_rows, sum_plan
 from xla_array.core.ops.structural import OPS
-from xla_array.kernels import library, lu_perm, pairwise, rowpass, scan
+from xla_array.kernels import blas, library, lu_perm, pairwise, rowpass, scan
 
 KERNELS_DIR = os.path.dirname(library.__file__)
 
@@ -47,7 +47,7 @@ def no_kernels(monkeypatch):
     them are dropped, as a process without them would never have had them)."""
     for k in registry.KERNELS.values():
         libs = {"rowpass": [rowpass._LIB], "lu_perm": [lu_perm._LIB], "pairwise": [pairwise._LIB],
-                "scan": scan._LIBS}[k.kind]
+                "scan": scan._LIBS, "blas": [blas._LIB]}[k.kind]
         for lib in libs:
             monkeypatch.setattr(lib, "ok", False)
     executables.clear()
@@ -56,7 +56,7 @@ def no_kernels(monkeypatch):
 
 
 def test_each_kernel_has_one_record():
-    assert set(registry.KERNELS) == {"rowpass", "lu_perm", "pairwise", "scan"}
+    assert set(registry.KERNELS) == {"rowpass", "lu_perm", "pairwise", "scan", "blas"}
     for k in registry.KERNELS.values():
         assert os.path.exists(os.path.join(KERNELS_DIR, k.source)), k.source
         assert OPS[k.op.name] is k.op and k.replaces in OPS
@@ -120,7 +120,7 @@ def test_where_the_rewrite_applies_and_where_not(small_rowpass):
     with xp.flags.using(rowpass=False):  # the setting, read at lowering
         assert "xla_array_rowpass" not in xp.debug.mlir(Xx.T @ (t - yx))
         assert "rowpass" not in executor._disk_context({})
-    assert "kernels lu_perm,pairwise,rowpass" in executor._disk_context({})
+    assert "kernels blas,lu_perm,pairwise,rowpass" in executor._disk_context({})
 
 
 def test_below_the_size_rule_it_stays_two_products():
@@ -201,7 +201,8 @@ def test_native_off_turns_the_kernels_off_quietly():
               registry.context() == "")
     """, {"XLA_ARRAY_NATIVE": "0", "XLA_ARRAY_CACHE_DIR": "off"})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["['lu_perm',", "'pairwise',", "'rowpass',", "'scan']", "True"]
+    assert r.stdout.split() == ["['blas',", "'lu_perm',", "'pairwise',", "'rowpass',", "'scan']",
+                                "True"]
     assert "unavailable" not in r.stderr
 
 

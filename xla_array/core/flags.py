@@ -63,7 +63,8 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                                    "graph runs, from a check computed with the gather); off: "
                                    "such indices are clamped to the axis (read when recorded)"),
     "fast_math": (False, _bool, "let XLA divide by reciprocals, fuse multiply-adds and use its "
-                                "shorter log10/log2/log1p/sinh/cosh/atanh (results may differ "
+                                "shorter log10/log2/log1p/sinh/cosh/atanh and its own matrix "
+                                "products on CPU (results may differ "
                                 "from NumPy's by an ulp or more; off: they round as NumPy does); "
                                 "changing it drops the executables compiled in memory"),
     "host_first": (True, _host_first, "run a graph met for the first time with NumPy on the "
@@ -79,6 +80,11 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                              "in one pass over X with the native row-pass kernel, where the "
                              "package was built with it (off: XLA's two products); changing it "
                              "drops the executables compiled in memory"),
+    "blas": (True, _bool, "compute float32/float64 matrix products on CPU with NumPy's own BLAS "
+                          "as NumPy's matmul calls it (the same bits as NumPy; a native "
+                          "kernel, where the package was built with it and NumPy's BLAS is "
+                          "scipy-openblas64; off: XLA's dot); changing it drops the "
+                          "executables compiled in memory"),
     "native": (True, _bool, "use the native code built with the package: the C core of the "
                             "graph (xla_array.core._graphcore; off: the pure-Python "
                             "definitions, read at import) and the native kernels (off: XLA's "

@@ -34,7 +34,7 @@ import numpy as np
 from . import backend as _backend
 from . import flags as _flags
 from . import metrics as _metrics
-from . import registry
+from . import registry, rewrite
 from .devices import Device
 from .graph import SCALAR, Node
 from .ops.host import DTYPES, MOVES, NotExact
@@ -86,8 +86,9 @@ def eligible(order: list[Node], device: Any) -> bool:
         return False
     if type(device) is not Device or device.platform != "cpu" or not device._local:
         return False  # (a Mesh: its pieces live on several devices)
+    found = _kernels()
     for n in order:
-        if n.op.host is None or n.dtype.name not in DTYPES or \
+        if _rule(n, found)[0] is None or n.dtype.name not in DTYPES or \
                 math.prod(n.shape) * n.dtype.itemsize > MAX_BYTES:
             return False
         if n.op.name == "reduce" and n.dtype.kind == "f" and n.attrs.kind == "sum" and \
@@ -100,6 +101,22 @@ def eligible(order: list[Node], device: Any) -> bool:
             if x.dtype.name not in DTYPES:
                 return False
     return True
+
+
+def _kernels() -> dict:
+    """The kernels in use by op name (``rewrite.rules``): the graph is lowered with them."""
+    return rewrite.rules() if registry.KERNELS else {}
+
+
+def _rule(n: Node, found: dict) -> tuple[Any, Any]:
+    """(host rule, (inputs, attrs) or None) of node ``n`` as it will be lowered: the rule of
+    the kernel that replaces it, when that kernel has one (``Kernel.host``, called with the
+    rewrite's inputs and attrs), else the op's own (None: no rule)."""
+    for k in found.get(n.op.name, ()):
+        m = k.rule(n)
+        if m is not None:
+            return (k.host, m) if k.host is not None else (n.op.host, None)
+    return n.op.host, None
 
 
 def _in_use(kind: str) -> bool:
@@ -151,12 +168,15 @@ def evaluate(order: list[Node], bufs: list[Node], scalars: list[Node],
     for v in env.values():
         if _subnormal(v):
             raise NotExact("a subnormal input")
+    found = _kernels()
     with np.errstate(all="ignore"):
         for n in order:
-            vals = [env[x] if x in env else _leaf(x) for x in n.inputs]
+            rule, kernel = _rule(n, found)
+            inputs = n.inputs if kernel is None else kernel[0]
+            vals = [env[x] if x in env else _leaf(x) for x in inputs]
             computes = n.op.name not in MOVES
             try:
-                r = n.op.host(n, vals)
+                r = rule(n, vals) if kernel is None else rule(n, vals, kernel[1])
             except NotExact:
                 raise
             except Exception as err:  # noqa: BLE001  (a rule's failure is never the user's)

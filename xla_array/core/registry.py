@@ -14,7 +14,11 @@ engine needs to know about it:
   ``replaces``, ``rule(node)`` returns the ``(inputs, attrs)`` of an ``op`` node computing the
   same value, or None to leave the node alone;
 - ``available`` / ``error``: whether the library was built, loads and registered its targets
-  here (and why not); ``flag``: the setting that turns the kernel off.
+  here (and why not); ``flag``: the setting that turns the kernel off;
+- ``host``: the first-use tier's rule for the nodes it replaces (``core/hosteval.py``),
+  ``host(node, values, attrs)`` with the values of the rule's inputs and its attrs, computing
+  the kernel's bits; a kernel without one computes its op's bits (sums in NumPy's order), so
+  the replaced op's own host rule stands.
 
 The executor registers every kernel an executable calls before compiling it or loading it from
 bytes (``executor.register_targets``), so a kernel is found through this table, never by name.
@@ -48,6 +52,8 @@ class Kernel:
     available: Callable[[], bool]  # built, loaded and registered with XLA here
     error: Callable[[], str]  # why not, when not
     flag: str | None = None  # the setting that turns it off (``XLA_ARRAY_<FLAG>=0``)
+    host: Callable[[Any, list, Any], Any] | None = None  # (node, values, attrs) -> ndarray
+    order: int = 0  # kernels replacing the same op are tried by increasing order
 
 
 KERNELS: dict[str, Kernel] = {}

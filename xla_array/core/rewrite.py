@@ -23,7 +23,7 @@ from typing import Any
 
 from . import registry
 
-__all__ = ["Rewritten", "apply"]
+__all__ = ["Rewritten", "apply", "rules"]
 
 
 class Rewritten:
@@ -41,9 +41,12 @@ class Rewritten:
         return f"<rewritten {self.op.name} {self.dtype.name}{list(self.shape)}>"
 
 
-def _rules() -> dict[str, list[registry.Kernel]]:
+def rules() -> dict[str, list[registry.Kernel]]:
+    """Op name -> the kernels in use that may replace its nodes, in the order they are tried
+    (``Kernel.order``: the row pass before the BLAS products, so ``X.T @ f(X @ w)`` is one
+    row pass)."""
     rules: dict[str, list[registry.Kernel]] = {}
-    for k in registry.KERNELS.values():
+    for k in sorted(registry.KERNELS.values(), key=lambda k: k.order):
         if registry.in_use(k):
             rules.setdefault(k.replaces, []).append(k)
     return rules
@@ -54,14 +57,14 @@ def apply(order: list, outputs: list) -> tuple[list, list]:
     when nothing matched)."""
     if not registry.KERNELS:
         return order, outputs
-    rules = _rules()
-    if not rules:
+    found = rules()
+    if not found:
         return order, outputs
     new: dict[int, Any] = {}  # id(recorded node) -> what is lowered in its place
     out = []
     for n in order:
         rep = None
-        for k in rules.get(n.op.name, ()):
+        for k in found.get(n.op.name, ()):
             m = k.rule(n)
             if m is not None:
                 inputs = tuple([new.get(id(x), x) for x in m[0]])
