@@ -67,7 +67,8 @@ def test_donation_invalidates_the_argument():
 
 def test_compile_ahead_of_time_and_introspection():
     x = xp.asarray(np.ones((8, 8), np.float32))
-    c = xp.compile(lambda a: xp.sum(a @ a), x)
+    with xp.flags.using(blas=False):  # (XLA's cost analysis counts its own dot's flops)
+        c = xp.compile(lambda a: xp.sum(a @ a), x)
     assert "stablehlo.dot_general" in c.as_text()
     assert c.cost()["flops"] >= 2 * 8 * 8 * 8
     assert c.memory()["argument_bytes"] == 8 * 8 * 4

@@ -18,7 +18,7 @@ from xla_array.core import executor, registry, rewrite
 from xla_array.core.cache import executables
 from xla_array.core.ops.reductions import SEQUENTIAL_ROWS, regular_rows, sum_plan
 from xla_array.core.ops.structural import OPS
-from xla_array.kernels import blas, library, lu_perm, pairwise, rowpass, scan
+from xla_array.kernels import blas, library, lu_perm, pairwise, rowpass, scan, ufunc
 
 KERNELS_DIR = os.path.dirname(library.__file__)
 
@@ -47,7 +47,7 @@ def no_kernels(monkeypatch):
     them are dropped, as a process without them would never have had them)."""
     for k in registry.KERNELS.values():
         libs = {"rowpass": [rowpass._LIB], "lu_perm": [lu_perm._LIB], "pairwise": [pairwise._LIB],
-                "scan": scan._LIBS, "blas": [blas._LIB]}[k.kind]
+                "scan": scan._LIBS, "blas": [blas._LIB], "ufunc": [ufunc._LIB]}[k.kind]
         for lib in libs:
             monkeypatch.setattr(lib, "ok", False)
     executables.clear()
@@ -56,10 +56,11 @@ def no_kernels(monkeypatch):
 
 
 def test_each_kernel_has_one_record():
-    assert set(registry.KERNELS) == {"rowpass", "lu_perm", "pairwise", "scan", "blas"}
+    assert set(registry.KERNELS) == {"rowpass", "lu_perm", "pairwise", "scan", "blas", "ufunc"}
     for k in registry.KERNELS.values():
         assert os.path.exists(os.path.join(KERNELS_DIR, k.source)), k.source
-        assert OPS[k.op.name] is k.op and k.replaces in OPS
+        replaces = (k.replaces,) if isinstance(k.replaces, str) else k.replaces
+        assert OPS[k.op.name] is k.op and all(r in OPS for r in replaces)
         assert k.op.attrs is not None  # a named attribute record, like every op
         assert all(t.startswith("xla_array_") for t in k.targets)
         assert k.available() == (k.error() == "")
@@ -201,8 +202,8 @@ def test_native_off_turns_the_kernels_off_quietly():
               registry.context() == "")
     """, {"XLA_ARRAY_NATIVE": "0", "XLA_ARRAY_CACHE_DIR": "off"})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["['blas',", "'lu_perm',", "'pairwise',", "'rowpass',", "'scan']",
-                                "True"]
+    assert r.stdout.split() == ["['blas',", "'lu_perm',", "'pairwise',", "'rowpass',", "'scan',",
+                                "'ufunc']", "True"]
     assert "unavailable" not in r.stderr
 
 

@@ -11,6 +11,15 @@ import xla_array as xp
 # device, on a GPU machine too
 pytestmark = pytest.mark.usefixtures("on_cpu")
 
+
+@pytest.fixture(autouse=True)
+def xla_forms():
+    """The forms measured here are the compiled ones (XLA's and core/ops/libm.py's), which
+    arrays of 2**20 elements or more take; the functions of smaller ones run NumPy's own loops
+    (kernels/ufunc.py; NumPy's bits: tests/test_ufunc_loops.py)."""
+    with xp.flags.using(ufunc=False):
+        yield
+
 FLOATS = ["float32", "float64"]
 
 

@@ -85,6 +85,11 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                           "kernel, where the package was built with it and NumPy's BLAS is "
                           "scipy-openblas64; off: XLA's dot); changing it drops the "
                           "executables compiled in memory"),
+    "ufunc": (True, _bool, "compute exp, log, sin, pow and the other transcendental functions of "
+                           "float32/float64 arrays under 2**20 elements on CPU with NumPy's own "
+                           "loops (NumPy's values; a native kernel, where the package was built "
+                           "with it; off: XLA's forms); changing it drops the executables "
+                           "compiled in memory"),
     "native": (True, _bool, "use the native code built with the package: the C core of the "
                             "graph (xla_array.core._graphcore; off: the pure-Python "
                             "definitions, read at import) and the native kernels (off: XLA's "

@@ -11,8 +11,8 @@ engine needs to know about it:
 - ``op``: the op whose lowering calls it;
 - ``replaces`` and ``rule``: its selection rule, a rewrite of the planned graph
   (``core/rewrite.py``, run by ``lower.lower`` before a graph is lowered): for a node of op
-  ``replaces``, ``rule(node)`` returns the ``(inputs, attrs)`` of an ``op`` node computing the
-  same value, or None to leave the node alone;
+  ``replaces`` (a name, or several), ``rule(node)`` returns the ``(inputs, attrs)`` of an
+  ``op`` node computing the same value, or None to leave the node alone;
 - ``available`` / ``error``: whether the library was built, loads and registered its targets
   here (and why not); ``flag``: the setting that turns the kernel off;
 - ``host``: the first-use tier's rule for the nodes it replaces (``core/hosteval.py``),
@@ -47,7 +47,7 @@ class Kernel:
     source: str  # its C file, relative to xla_array/kernels: "native/rowpass_ffi.c"
     targets: tuple[str, ...]  # the FFI custom-call targets it registers
     op: Any  # the OpDef whose lowering calls it
-    replaces: str  # the name of the op whose nodes ``rule`` may rewrite into ``op``
+    replaces: str | tuple[str, ...]  # the op(s) whose nodes ``rule`` may rewrite into ``op``
     rule: Callable[[Any], tuple[tuple, Any] | None]  # node -> (inputs, attrs) of ``op``, or None
     available: Callable[[], bool]  # built, loaded and registered with XLA here
     error: Callable[[], str]  # why not, when not

@@ -48,7 +48,8 @@ def rules() -> dict[str, list[registry.Kernel]]:
     rules: dict[str, list[registry.Kernel]] = {}
     for k in sorted(registry.KERNELS.values(), key=lambda k: k.order):
         if registry.in_use(k):
-            rules.setdefault(k.replaces, []).append(k)
+            for name in (k.replaces,) if isinstance(k.replaces, str) else k.replaces:
+                rules.setdefault(name, []).append(k)
     return rules
 
 

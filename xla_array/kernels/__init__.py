@@ -3,10 +3,10 @@ and loaded by ``library``, each registering itself in ``core/registry.py`` with 
 selection rule, a rewrite of the planned graph (``rowpass``: ``X.T @ f(X @ w)`` in one pass;
 ``lu_perm``: LU pivots to a permutation; ``pairwise``: sums in NumPy's order; ``scan``:
 cumulative sums and products in NumPy's order; ``blas``: matrix products with NumPy's own
-BLAS, tried after the row pass). Above
+BLAS, tried after the row pass; ``ufunc``: exp, log, sin, pow... with NumPy's own loops). Above
 ``core``, below ``api``: importing the package registers them. Without the built libraries
 the pure-XLA paths give the same results."""
 
-from . import blas, lu_perm, pairwise, rowpass, scan
+from . import blas, lu_perm, pairwise, rowpass, scan, ufunc
 
-__all__ = ["blas", "lu_perm", "pairwise", "rowpass", "scan"]
+__all__ = ["blas", "lu_perm", "pairwise", "rowpass", "scan", "ufunc"]

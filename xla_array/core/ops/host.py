@@ -198,8 +198,15 @@ def _reduce(n: Any, vals: list) -> np.ndarray:
     if d.kind == "b":
         return (np.logical_or if kind == "max" else np.logical_and).reduce(x, axis=axes)
     r = (np.maximum if kind == "max" else np.minimum).reduce(x, axis=axes)
-    if d.kind == "f" and (np.asarray(r) == 0).any():  # the sign of a zero: XLA's order
-        raise NotExact("float max/min of zeros")
+    if d.kind == "f" and (np.asarray(r) == 0).any():
+        # a zero result whose values hold zeros of both signs: which one comes out follows
+        # XLA's order (one sign of zero only: that one)
+        zero = x == 0
+        neg = np.signbit(x)
+        both = np.logical_or.reduce(zero & neg, axis=axes) & \
+            np.logical_or.reduce(zero & ~neg, axis=axes)
+        if (both & (np.asarray(r) == 0)).any():
+            raise NotExact("float max/min of zeros of both signs")
     return r
 
 
@@ -420,6 +427,34 @@ def _scatter1d(n: Any, vals: list) -> np.ndarray:
     return out[:size]
 
 
+def _scatter(n: Any, vals: list) -> np.ndarray:
+    """``stablehlo.scatter`` replacing values (``ops/indexing.py``): each index row of
+    ``indices`` picks one element along the inserted axes, the update's window covers the
+    other axes from 0. Out-of-bounds rows (XLA skips them) and repeated ones (XLA keeps one of
+    their updates) are ``NotExact``."""
+    window, inserted = n.attrs
+    x, idx, upd = vals
+    d = n.dtype.np
+    k = len(inserted)
+    if upd.dtype != d or not k:
+        raise NotExact("a scatter converting its updates, or with no index axis")
+    out = np.array(x, dtype=d, order="C", copy=True)
+    o = np.moveaxis(out, list(inserted), list(range(k)))  # (a view of out)
+    rows = [i for i in range(upd.ndim) if i not in window]
+    u = np.transpose(upd, rows + list(window))
+    wshape, kept = u.shape[len(rows):], o.shape[k:]
+    if len(wshape) != len(kept) or any(w > s for w, s in zip(wshape, kept)):
+        raise NotExact("a scatter window beyond the operand")
+    ind = tuple(idx[..., j] for j in range(k))
+    if any(((i < 0) | (i >= o.shape[j])).any() for j, i in enumerate(ind)):
+        raise NotExact("a scatter index out of bounds")
+    if idx[..., 0].size and np.unique(np.ravel_multi_index(ind, o.shape[:k])).size != \
+            idx[..., 0].size:
+        raise NotExact("a scatter of several updates into one place")
+    o[ind + tuple(slice(0, w) for w in wshape)] = u
+    return out
+
+
 def _less(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``sorting.less``: NaN after every number, signed zeros equal."""
     if a.dtype.kind != "f":
@@ -486,6 +521,7 @@ _STRUCTURAL = {
     "sort_keyed": _sort_keyed,
     "sort_multi": _sort_multi,
     "scatter1d": _scatter1d,
+    "scatter": _scatter,
     "searchsorted": _searchsorted,
     "cumreduce": _cumreduce,
 }

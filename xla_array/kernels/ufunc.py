@@ -1,0 +1,163 @@
+"""Transcendental functions with NumPy's own loops (``native/ufunc_ffi.c``, ``xla_array_ufunc``).
+
+XLA's ``exp``, ``log``, ``sin``, ``pow``... and the accurate forms of ``core/ops/libm.py``
+round otherwise than NumPy's (glibc's functions, NumPy's SIMD loops), so their results differed
+from NumPy's in the last bits, and a graph using one could not run on the host in the
+first-use tier (``core/hosteval.py``). This kernel calls the very inner loop NumPy runs for a
+contiguous array of that dtype (``ufunc._get_strided_loop``, NumPy's interface for calling
+its loops from C: the loop, its context and auxiliary data, taken once per process): the
+values are NumPy's, and the host rule (``host``) calls the same C function with the same
+length and a buffer of the same alignment, so host and compiled bits agree.
+
+Its selection rule is a rewrite of the planned graph (``core/rewrite.py``): a node of one of
+``NUMPY``'s ops on a CPU device, float32 or float64 operands and result of one dtype,
+``fast_math`` off, with a result of fewer than ``blas.LARGE`` elements, is lowered as
+``ufunc_loop``. A larger result keeps XLA's form: XLA splits such a loop over every core and
+fuses it with its neighbours, the kernel is one call on one thread (on the 2-core machine of
+docs/performance.md the two are at par at 4 million elements: softmax over 2048 x 2048 took
+2.8-4.4 ms through NumPy's loops against 4.4-5.4 with XLA's forms in float32, 17.8-18.5
+against 17.5-22.0 in float64; with more cores XLA's side gains). Elsewhere (float16,
+complex, ``XLA_ARRAY_UFUNC=0``, ``XLA_ARRAY_NATIVE=0``, a NumPy without
+``_get_strided_loop``) XLA's forms stay.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..core import dtypes as dt
+from ..core import flags as _flags
+from ..core import registry
+from ..core.devices import Device
+from ..core.lower import Emitter, tensor_type
+from ..core.ops.linalg import layout
+from ..core.ops.structural import bcast, broadcast_shapes, define
+from . import library
+from .blas import LARGE
+
+__all__ = ["TARGET", "NUMPY", "Loop", "available", "error", "rule", "host"]
+
+TARGET = "xla_array_ufunc"
+# op name -> NumPy's ufunc; the table's order numbers the loops (the ``loop`` attribute of
+# executables on disk: append only)
+NUMPY = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "log2": "log2",
+         "log10": "log10", "sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin",
+         "acos": "arccos", "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+         "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2",
+         "pow": "power", "hypot": "hypot", "logaddexp": "logaddexp"}
+_DTYPES = (dt.float32, dt.float64)
+_INDEX = {(name, d): 2 * i + j for i, name in enumerate(NUMPY) for j, d in enumerate(_DTYPES)}
+_ALIGN = 64  # XLA's buffers' alignment: the host's copies get the same
+
+
+class Loop(NamedTuple):
+    """The loop a ``ufunc_loop`` node calls: the op's name and its index in the table."""
+    name: str
+    number: int
+
+
+class _CallInfo(ctypes.Structure):
+    # NumPy's ufunc_call_info (numpy/_core/src/umath/ufunc_object.c), read from its capsule
+    _fields_ = [("strided_loop", ctypes.c_void_p), ("context", ctypes.c_void_p),
+                ("auxdata", ctypes.c_void_p), ("requires_pyapi", ctypes.c_ubyte),
+                ("no_floatingpoint_errors", ctypes.c_ubyte)]
+
+
+_KEEP: list = []  # NumPy's call-info capsules (they own the loops' contexts): never freed
+_CDLL: list = []
+
+
+def _load() -> None:
+    lib = library.library("ufunc_ffi")
+    if lib.xa_ufunc_abi() != 1:
+        raise RuntimeError("unexpected kernel ABI version")
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    lib.xa_ufunc_set.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                 ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+    for (name, d), i in _INDEX.items():
+        uf = getattr(np, NUMPY[name])
+        nd = np.dtype(d.np)
+        _, capsule = uf._resolve_dtypes_and_context((nd,) * uf.nin + (None,))
+        uf._get_strided_loop(capsule, fixed_strides=(nd.itemsize,) * (uf.nin + 1))
+        info = _CallInfo.from_address(get(capsule, b"numpy_1.24_ufunc_call_info"))
+        if info.requires_pyapi:
+            raise RuntimeError(f"NumPy's {NUMPY[name]} loop needs the interpreter")
+        if lib.xa_ufunc_set(i, info.strided_loop, info.context, info.auxdata, uf.nin,
+                            nd.itemsize) != 1:
+            raise RuntimeError(f"NumPy's {NUMPY[name]} loop was refused")
+        _KEEP.append(capsule)
+    lib.xa_ufunc_host.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                                  ctypes.c_void_p]
+    library.register(lib, "xa_ufunc", TARGET)
+    _CDLL.append(lib)
+
+
+_LIB = library.NativeLibrary("NumPy-loop kernel", "XLA's functions", _load)
+
+
+def available() -> bool:
+    """Load (once) and register the kernel; False if it was not built or cannot be used."""
+    return _LIB.available()
+
+
+def error() -> str:
+    """Why ``available()`` is False ('' when it is not)."""
+    return _LIB.error
+
+
+def rule(n: Any) -> tuple[tuple, Loop] | None:
+    """The selection rule (see the module's docstring): (inputs, Loop) or None."""
+    d = n.device
+    if type(d) is not Device or d.platform != "cpu" or n.dtype not in _DTYPES or \
+            _flags._values["fast_math"] or math.prod(n.shape) >= LARGE or \
+            any(x.dtype is not n.dtype for x in n.inputs):
+        return None
+    return n.inputs, Loop(n.op.name, _INDEX[n.op.name, n.dtype])
+
+
+def _aligned(v: np.ndarray, shape: tuple, d: Any) -> np.ndarray:
+    """``v`` broadcast to ``shape``, as a C-ordered copy at XLA's buffer alignment."""
+    size = math.prod(shape) * d.itemsize
+    raw = np.empty(size + _ALIGN, dtype=np.uint8)
+    off = -raw.ctypes.data % _ALIGN
+    out = raw[off:off + size].view(d).reshape(shape)
+    out[...] = np.broadcast_to(v, shape)
+    return out
+
+
+def host(n: Any, vals: list, loop: Loop) -> np.ndarray:
+    """The host rule: the kernel's own C function on the host values (the compiled bits)."""
+    d = np.dtype(n.dtype.np)
+    ins = [_aligned(v, n.shape, d) for v in vals]
+    out = _aligned(np.zeros((), d), n.shape, d)
+    ptrs = (ctypes.c_void_p * len(ins))(*[v.ctypes.data for v in ins])
+    if _CDLL[0].xa_ufunc_host(loop.number, math.prod(n.shape), ptrs, out.ctypes.data) != 1:
+        raise RuntimeError(f"NumPy's {NUMPY[loop.name]} loop failed")
+    return out
+
+
+def _infer(inputs: tuple, attrs: Loop) -> tuple:
+    return broadcast_shapes(*[x.shape for x in inputs]), inputs[0].dtype
+
+
+def _lower(e: Emitter, n: Any, a: list) -> str:
+    d, shape = n.dtype, n.shape
+    args = [bcast(e, v, x.shape, shape, d) for v, x in zip(a, n.inputs)]
+    lay = layout(len(shape), False)
+    return e.op("stablehlo.custom_call", args, tensor_type(shape, d),
+                f'api_version = 4 : i32, backend_config = {{loop = array<i64: '
+                f'{n.attrs.number}>}}, call_target_name = "{TARGET}", '
+                f'operand_layouts = [{", ".join([lay] * len(args))}], result_layouts = [{lay}]')
+
+
+UFUNC_LOOP = define("ufunc_loop", _infer, _lower, attrs=Loop)
+
+registry.register(registry.Kernel(
+    kind="ufunc", title="NumPy-loop kernel", source="native/ufunc_ffi.c", targets=(TARGET,),
+    op=UFUNC_LOOP, replaces=tuple(NUMPY), rule=rule, available=available, error=error,
+    flag="ufunc", host=host))
