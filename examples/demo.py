@@ -4,12 +4,13 @@ The same function runs on NumPy and on xla_array. xla_array records the steps la
 compiles what it computes into fused XLA executables. The five steps of a run make a graph
 deeper than ``XLA_ARRAY_MAX_PENDING`` (docs/laziness.md), so it is computed in two parts: the
 steps before the automatic flush (``auto_flush`` in the output), and the rest up to
-``float(conf)``; reading the final centroids (``np.asarray``) is a third executable. The
-``metrics:`` line counts both runs of ``run``:
+``float(conf)``; reading the final centroids (``np.asarray``) is a third graph, small enough
+to run with NumPy on the host the first times it is seen (docs/laziness.md, "The first time a
+graph is seen"). The ``metrics:`` line counts both runs of ``run``:
 
-- the first time (empty on-disk cache): ``compiles=3`` and ``disk cache hits=0``; the second
+- the first time (empty on-disk cache): ``compiles=2`` and ``disk cache hits=0``; the second
   run in the process compiles nothing more (``cache_hits=2``);
-- every later time: ``compiles=0`` and ``disk cache hits=3``: the executables are loaded from
+- every later time: ``compiles=0`` and ``disk cache hits=2``: the executables are loaded from
   the on-disk cache (``~/.cache/xla_array``; with ``XLA_ARRAY_CACHE_DIR=off`` every time is
   the first).
 """

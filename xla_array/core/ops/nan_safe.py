@@ -66,6 +66,8 @@ def _poison(n: Any, ins: tuple, kinds: dict, xs: tuple, keep: tuple, red: tuple,
             mattrs: Any) -> str | None:
     """How node ``n`` is poisoned by a NaN in a row of x (see ``nan_safe_reductions``)."""
     name, s = n.op.name, n.shape
+    if name == "ufunc_loop":  # (kernels/ufunc.py: NumPy's loop of the op it replaced)
+        name = n.attrs.name
     if n.dtype.kind not in "fc":
         return None
     got = [kinds.get(id(i)) for i in ins]
