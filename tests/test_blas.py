@@ -98,8 +98,8 @@ def test_a_product_runs_on_the_host_first_with_the_compiled_bits(metrics):
 
 
 def test_where_xlas_dot_stays():
-    """Large results (XLA fuses the product into what reads it), other dtypes, several
-    contracted axes, fast_math, and the setting off."""
+    """Large results (XLA fuses the product into what reads it) or much work (OpenBLAS's
+    threads), other dtypes, several contracted axes, fast_math, and the setting off."""
     rng = np.random.default_rng(1)
     side = int(np.sqrt(blas.LARGE))
     big = xp.asarray(rng.standard_normal((side, 4)).astype(np.float32))
@@ -109,6 +109,9 @@ def test_where_xlas_dot_stays():
     assert "xla_array_matmul" in xp.debug.mlir(small @ small.T)
     assert "xla_array_matmul" not in xp.debug.mlir(big @ big.T)  # side * side == LARGE
     assert "xla_array_matmul" in xp.debug.mlir(big[:-1] @ big.T)
+    tall = xp.ones((blas.WORK // 64 // 64, 64))  # 64 x 64 from WORK multiply-adds
+    assert "xla_array_matmul" not in xp.debug.mlir(tall.T @ tall)
+    assert "xla_array_matmul" in xp.debug.mlir(tall[1:].T @ tall[1:])
     assert "xla_array_matmul" not in xp.debug.mlir(c @ c.T)
     assert "xla_array_matmul" not in xp.debug.mlir(i @ i.T)
     assert "xla_array_matmul" not in xp.debug.mlir(xp.tensordot(small, small, axes=2))

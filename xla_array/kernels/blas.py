@@ -11,12 +11,13 @@ new graph with products runs on the host with the compiled graph's bits.
 Its selection rule is a rewrite of the planned graph (``core/rewrite.py``): a ``dot_general``
 on a CPU device whose operands and result share a float32/float64 dtype, with leading batch
 axes, one contracted axis per operand, at most one free axis each (every ``matmul``,
-``X.T @ y``, ``tensordot(a, b, 1)`` of matrices and vectors) and a result of fewer than
-``LARGE`` elements becomes ``blas_matmul`` with a plan: the sizes and the element strides
-NumPy would see for the operands. The row pass (``kernels/rowpass.py``) is tried first
-(``Kernel.order``). Elsewhere (other dtypes, several contracted axes, ``fast_math`` on,
-``XLA_ARRAY_BLAS=0``, ``XLA_ARRAY_NATIVE=0``, or a NumPy built with another BLAS than
-scipy-openblas64, the one of NumPy's wheels) the product stays XLA's dot.
+``X.T @ y``, ``tensordot(a, b, 1)`` of matrices and vectors), a result of fewer than
+``LARGE`` elements and fewer than ``WORK`` multiply-adds becomes ``blas_matmul`` with a plan:
+the sizes and the element strides NumPy would see for the operands. The row pass
+(``kernels/rowpass.py``) is tried first (``Kernel.order``). Elsewhere (other dtypes, several
+contracted axes, ``fast_math`` on, ``XLA_ARRAY_BLAS=0``, ``XLA_ARRAY_NATIVE=0``, or a NumPy
+built with another BLAS than scipy-openblas64, the one of NumPy's wheels) the product stays
+XLA's dot.
 """
 
 from __future__ import annotations
@@ -42,12 +43,17 @@ __all__ = ["TARGET", "Plan", "available", "error", "rule", "host", "blas_library
 
 TARGET = "xla_array_matmul"
 _DTYPES = {dt.float32: 0, dt.float64: 1}
-# Products with a result of LARGE elements or more stay XLA's dot: XLA fuses such a product
-# into the op that reads it (the argmin of k-means' distances, the pairwise-distance formula)
-# and never writes it out, and after a multithreaded BLAS call OpenBLAS's threads spin for a
-# while, taking the cores XLA's next loops run on. Measured (2 cores, float32): k-means' step
-# on 100,000 x 16 points, 32 centroids, 11 ms with XLA's dot, 19.7 through BLAS.
+# Products with a result of LARGE elements or more, or of WORK multiply-adds or more, stay
+# XLA's dot. XLA fuses a product into the op that reads it (the argmin of k-means' distances,
+# the pairwise-distance formula) and never writes it out; and after a multithreaded BLAS call
+# OpenBLAS's threads spin for a while, taking the cores XLA's next loops run on. Measured on
+# 2 cores: k-means' step (100,000 x 16 float32 points, 32 centroids) 11 ms with XLA's dots,
+# 19.7 ms with BLAS for both products, 20.4-23.8 with BLAS for `onehot.T @ x` alone (51
+# million multiply-adds); GaussianMixture on 100,000 x 64 float64, a fit in steady state,
+# 9.3 s with XLA's dots, 12.3 s with BLAS for the products under LARGE (its M step's
+# `resp.T @ X`, 64 x 64 covariances: 19 and 410 million).
 LARGE = 1 << 20
+WORK = 1 << 24
 # NumPy's CBLAS functions the kernel calls, in xa_blas_init's order (scipy-openblas64 names)
 _FUNCTIONS = ("sgemm", "dgemm", "sgemv", "dgemv", "sdot", "ddot", "ssyrk", "dsyrk")
 
@@ -137,6 +143,8 @@ def rule(n: Any) -> tuple[tuple, Plan] | None:
         return None
     m, k, s1m, s1n = left
     p, _, s2p, s2n = right
+    if math.prod(x.shape[:b]) * m * k * p >= WORK:
+        return None
     plan = (_DTYPES[n.dtype], math.prod(x.shape[:b]), m, k, p, s1m, s1n, s2n, s2p,
             int(x is y))
     return n.inputs, Plan(n.attrs, plan)
