@@ -4,8 +4,11 @@ compiling, when NumPy computes it bit for bit as the compiled graph would.
 Compiling a new graph costs 20-500 ms; most code runs most of its graphs once (a script's
 statements, a library call's steps), and that is the stall a new user meets. So on a CPU device a
 graph whose every op has a host rule (``ops/host.py``: IEEE arithmetic, comparisons, sums in
-NumPy's order, integer arithmetic, sorting, indexing, data movement) is evaluated op by op with
-NumPy on the buffers' host memory, and its results are written back as device buffers. Each
+NumPy's order, integer arithmetic, sorting, indexing, data movement, LAPACK calls; and the
+rules of the native kernels that will replace ops when the graph is lowered, ``Kernel.host``:
+matrix products and transcendental functions through the very C functions the compiled graph
+calls) is evaluated op by op with NumPy on the buffers' host memory, and its results are
+written back as device buffers. Each
 structure's host runs are timed: once they have taken ``host_first_budget`` seconds (50 ms, about
 what the cheapest compiles cost: the rent-or-buy rule, never more than twice the better choice
 made in hindsight), the structure compiles and every later run uses the executable. A loop over

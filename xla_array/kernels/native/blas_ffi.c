@@ -210,29 +210,13 @@ int xa_matmul_host(const int64_t *P, const void *a, const void *b, void *o) {
     return 1;
 }
 
-static const XLA_FFI_Array *find_plan(XLA_FFI_CallFrame *cf) {
-    for (int64_t i = 0; i < cf->attrs.size; i++) {
-        XLA_FFI_ByteSpan *s = cf->attrs.names[i];
-        if (s->len == 4 && memcmp(s->ptr, "plan", 4) == 0 &&
-            cf->attrs.types[i] == XLA_FFI_AttrType_ARRAY)
-            return (const XLA_FFI_Array *)cf->attrs.attrs[i];
-    }
-    return NULL;
-}
-
-static int64_t elements(const XLA_FFI_Buffer *x) {
-    int64_t c = 1;
-    for (int64_t i = 0; i < x->rank; i++) c *= x->dims[i];
-    return c;
-}
-
 XLA_FFI_Error *xa_matmul(XLA_FFI_CallFrame *cf) {
     if (xa_metadata_query(cf)) return NULL;
     if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
     if (cf->args.size != 2 || cf->rets.size != 1 || cf->args.types[0] != XLA_FFI_ArgType_BUFFER ||
         cf->args.types[1] != XLA_FFI_ArgType_BUFFER || cf->rets.types[0] != XLA_FFI_RetType_BUFFER)
         return xa_fail(cf, "xla_array_matmul: expects two buffer operands and one result");
-    const XLA_FFI_Array *plan = find_plan(cf);
+    const XLA_FFI_Array *plan = xa_find_array(cf, "plan");
     if (plan == NULL || plan->dtype != XLA_FFI_DataType_S64 || plan->size != P_LEN)
         return xa_fail(cf, "xla_array_matmul: no plan attribute (10 int64)");
     const int64_t *P = (const int64_t *)plan->data;
@@ -243,8 +227,8 @@ XLA_FFI_Error *xa_matmul(XLA_FFI_CallFrame *cf) {
     if (A->dtype != t || B->dtype != t || R->dtype != t)
         return xa_fail(cf, "xla_array_matmul: operands and result must be the plan's dtype");
     int64_t bt = P[P_BATCH];
-    if (elements(A) != bt * P[P_M] * P[P_N] || elements(B) != bt * P[P_N] * P[P_P] ||
-        elements(R) != bt * P[P_M] * P[P_P])
+    if (xa_elements(A) != bt * P[P_M] * P[P_N] || xa_elements(B) != bt * P[P_N] * P[P_P] ||
+        xa_elements(R) != bt * P[P_M] * P[P_P])
         return xa_fail(cf, "xla_array_matmul: operand sizes differ from the plan's");
     if (!xa_matmul_host(P, A->data, B->data, R->data))
         return xa_fail(cf, "xla_array_matmul: the BLAS functions were not set");

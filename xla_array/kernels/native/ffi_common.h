@@ -4,6 +4,7 @@
 #define XLA_ARRAY_FFI_COMMON_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "xla/ffi/api/c_api.h"
@@ -43,6 +44,25 @@ static inline int xa_one_buffer_each(XLA_FFI_CallFrame *cf, XLA_FFI_Buffer **x, 
     *x = (XLA_FFI_Buffer *)cf->args.args[0];
     *r = (XLA_FFI_Buffer *)cf->rets.rets[0];
     return 1;
+}
+
+/* The array attribute `name` of the call (NULL when it has none). */
+static inline const XLA_FFI_Array *xa_find_array(XLA_FFI_CallFrame *cf, const char *name) {
+    size_t len = strlen(name);
+    for (int64_t i = 0; i < cf->attrs.size; i++) {
+        XLA_FFI_ByteSpan *s = cf->attrs.names[i];
+        if (s->len == len && memcmp(s->ptr, name, len) == 0 &&
+            cf->attrs.types[i] == XLA_FFI_AttrType_ARRAY)
+            return (const XLA_FFI_Array *)cf->attrs.attrs[i];
+    }
+    return NULL;
+}
+
+/* The number of elements of a buffer. */
+static inline int64_t xa_elements(const XLA_FFI_Buffer *x) {
+    int64_t c = 1;
+    for (int64_t i = 0; i < x->rank; i++) c *= x->dims[i];
+    return c;
 }
 
 #endif

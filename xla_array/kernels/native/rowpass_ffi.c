@@ -379,17 +379,6 @@ static int schedule(XLA_FFI_CallFrame *cf, job *J) {
     return 1;
 }
 
-static const XLA_FFI_Array *find_array(XLA_FFI_CallFrame *cf, const char *name) {
-    size_t len = strlen(name);
-    for (int64_t i = 0; i < cf->attrs.size; i++) {
-        XLA_FFI_ByteSpan *s = cf->attrs.names[i];
-        if (s->len == len && memcmp(s->ptr, name, len) == 0 &&
-            cf->attrs.types[i] == XLA_FFI_AttrType_ARRAY)
-            return (const XLA_FFI_Array *)cf->attrs.attrs[i];
-    }
-    return NULL;
-}
-
 /* Returns this file's ABI version (checked by the loader). */
 int xa_rowpass_abi(void) { return 1; }
 
@@ -417,7 +406,7 @@ XLA_FFI_Error *xa_rowpass(XLA_FFI_CallFrame *cf) {
     if (X->rank != 2 || W->rank != 1 || G->rank != 1 || W->dims[0] != X->dims[1] ||
         G->dims[0] != X->dims[1] || W->dtype != X->dtype || G->dtype != X->dtype)
         return xa_fail(cf, "xla_array_rowpass: shapes or dtypes do not align");
-    const XLA_FFI_Array *prog = find_array(cf, "program");
+    const XLA_FFI_Array *prog = xa_find_array(cf, "program");
     if (prog == NULL || prog->dtype != XLA_FFI_DataType_S64 || prog->size % 4 != 0 ||
         prog->size / 4 > MAX_PROG)
         return xa_fail(cf, "xla_array_rowpass: missing or bad program attribute");

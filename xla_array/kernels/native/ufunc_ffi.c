@@ -78,22 +78,10 @@ int xa_ufunc_host(int64_t i, int64_t n, void *const *ins, void *out) {
     return r < 0 ? -1 : 1;
 }
 
-static int64_t elements(const XLA_FFI_Buffer *x) {
-    int64_t c = 1;
-    for (int64_t i = 0; i < x->rank; i++) c *= x->dims[i];
-    return c;
-}
-
 XLA_FFI_Error *xa_ufunc(XLA_FFI_CallFrame *cf) {
     if (xa_metadata_query(cf)) return NULL;
     if (cf->stage != XLA_FFI_ExecutionStage_EXECUTE) return NULL;
-    const XLA_FFI_Array *attr = NULL;
-    for (int64_t i = 0; i < cf->attrs.size; i++) {
-        XLA_FFI_ByteSpan *s = cf->attrs.names[i];
-        if (s->len == 4 && memcmp(s->ptr, "loop", 4) == 0 &&
-            cf->attrs.types[i] == XLA_FFI_AttrType_ARRAY)
-            attr = (const XLA_FFI_Array *)cf->attrs.attrs[i];
-    }
+    const XLA_FFI_Array *attr = xa_find_array(cf, "loop");
     if (attr == NULL || attr->dtype != XLA_FFI_DataType_S64 || attr->size != 1)
         return xa_fail(cf, "xla_array_ufunc: no loop attribute (one int64)");
     int64_t i = ((const int64_t *)attr->data)[0];
@@ -104,11 +92,11 @@ XLA_FFI_Error *xa_ufunc(XLA_FFI_CallFrame *cf) {
         return xa_fail(cf, "xla_array_ufunc: operand count differs from the loop's");
     XLA_FFI_Buffer *R = (XLA_FFI_Buffer *)cf->rets.rets[0];
     XLA_FFI_DataType t = loops[i].itemsize == 8 ? XLA_FFI_DataType_F64 : XLA_FFI_DataType_F32;
-    int64_t n = elements(R);
+    int64_t n = xa_elements(R);
     void *ins[2];
     for (int j = 0; j < k; j++) {
         XLA_FFI_Buffer *X = (XLA_FFI_Buffer *)cf->args.args[j];
-        if (cf->args.types[j] != XLA_FFI_ArgType_BUFFER || X->dtype != t || elements(X) != n)
+        if (cf->args.types[j] != XLA_FFI_ArgType_BUFFER || X->dtype != t || xa_elements(X) != n)
             return xa_fail(cf, "xla_array_ufunc: operands must be the loop's dtype and size");
         ins[j] = X->data;
     }
