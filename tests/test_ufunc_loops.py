@@ -99,3 +99,17 @@ def test_where_xlas_forms_stay():
     with xp.flags.using(ufunc=False):
         assert "xla_array_ufunc" not in xp.debug.mlir(xp.exp(small))
         assert np.allclose(np.asarray(xp.exp(small)), np.e)
+
+
+def test_integer_operands_are_converted_first_as_numpy_does():
+    i = np.arange(-20, 40, dtype=np.int64)
+    x = xp.asarray(i)
+    for name in ("exp", "log1p", "sin", "tanh"):
+        got = getattr(xp, name)(x)
+        assert "xla_array_ufunc" in xp.debug.mlir(got), name
+        with np.errstate(all="ignore"):
+            want = getattr(np, ufunc.NUMPY[name])(i.astype(np.float64))
+        assert np.array_equal(np.asarray(got), want, equal_nan=True), name
+    f = xp.asarray(np.linspace(0.5, 3.0, 40))
+    assert np.array_equal(np.asarray(xp.pow(f, xp.asarray(np.arange(40)))),
+                          np.power(np.linspace(0.5, 3.0, 40), np.arange(40.0)))

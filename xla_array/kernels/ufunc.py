@@ -10,7 +10,8 @@ values are NumPy's, and the host rule (``host``) calls the same C function with 
 length and a buffer of the same alignment, so host and compiled bits agree.
 
 Its selection rule is a rewrite of the planned graph (``core/rewrite.py``): a node of one of
-``NUMPY``'s ops on a CPU device, float32 or float64 operands and result of one dtype,
+``NUMPY``'s ops on a CPU device with a float32 or float64 result (integer or float operands
+converted to it first),
 ``fast_math`` off, with a result of fewer than ``blas.LARGE`` elements, is lowered as
 ``ufunc_loop``. A larger result keeps XLA's form: XLA splits such a loop over every core and
 fuses it with its neighbours, the kernel is one call on one thread (on the 2-core machine of
@@ -35,7 +36,7 @@ from ..core import registry
 from ..core.devices import Device
 from ..core.lower import Emitter, tensor_type
 from ..core.ops.linalg import layout
-from ..core.ops.structural import bcast, broadcast_shapes, define
+from ..core.ops.structural import bcast, broadcast_shapes, convert, define
 from . import library
 from .blas import LARGE
 
@@ -115,13 +116,14 @@ def rule(n: Any) -> tuple[tuple, Loop] | None:
     d = n.device
     if type(d) is not Device or d.platform != "cpu" or n.dtype not in _DTYPES or \
             _flags._values["fast_math"] or math.prod(n.shape) >= LARGE or \
-            any(x.dtype is not n.dtype for x in n.inputs):
-        return None
+            any(x.dtype.kind not in "iuf" for x in n.inputs):
+        return None  # (integer operands are converted first, as NumPy's casting loops do)
     return n.inputs, Loop(n.op.name, _INDEX[n.op.name, n.dtype])
 
 
 def _aligned(v: np.ndarray, shape: tuple, d: Any) -> np.ndarray:
-    """``v`` broadcast to ``shape``, as a C-ordered copy at XLA's buffer alignment."""
+    """``v`` broadcast to ``shape`` and converted to ``d``, as a C-ordered copy at XLA's buffer
+    alignment (integers to floats round to nearest, as the lowering's convert does)."""
     size = math.prod(shape) * d.itemsize
     raw = np.empty(size + _ALIGN, dtype=np.uint8)
     off = -raw.ctypes.data % _ALIGN
@@ -142,12 +144,13 @@ def host(n: Any, vals: list, loop: Loop) -> np.ndarray:
 
 
 def _infer(inputs: tuple, attrs: Loop) -> tuple:
-    return broadcast_shapes(*[x.shape for x in inputs]), inputs[0].dtype
+    return broadcast_shapes(*[x.shape for x in inputs]), _DTYPES[attrs.number % 2]
 
 
 def _lower(e: Emitter, n: Any, a: list) -> str:
     d, shape = n.dtype, n.shape
-    args = [bcast(e, v, x.shape, shape, d) for v, x in zip(a, n.inputs)]
+    args = [bcast(e, convert(e, v, x.shape, x.dtype, d), x.shape, shape, d)
+            for v, x in zip(a, n.inputs)]
     lay = layout(len(shape), False)
     return e.op("stablehlo.custom_call", args, tensor_type(shape, d),
                 f'api_version = 4 : i32, backend_config = {{loop = array<i64: '
