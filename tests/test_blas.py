@@ -31,12 +31,19 @@ SHAPES = [(5, 7, 3), (50, 2000, 50), (16, 10000, 16), (1, 30, 5), (5, 30, 1), (4
           (1, 1, 1), (33, 17, 1)]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def _random(rng, shape, dtype):
+    v = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        v = v + 1j * rng.standard_normal(shape)
+    return v.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
 @pytest.mark.parametrize("m, k, n", SHAPES)
 def test_products_are_numpys_bit_for_bit(m, k, n, dtype):
     rng = np.random.default_rng(m * k + n)
-    A, B = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
-    X, Y = rng.standard_normal((k, m)).astype(dtype), rng.standard_normal((n, k)).astype(dtype)
+    A, B = _random(rng, (m, k), dtype), _random(rng, (k, n), dtype)
+    X, Y = _random(rng, (k, m), dtype), _random(rng, (n, k), dtype)
     a, b = A[0].copy(), B[:, 0].copy()  # (NumPy's strided vectors take other BLAS kernels)
     xa, xb, xX, xY, va, vb = map(xp.asarray, (A, B, X, Y, a, b))
     _same(xa @ xb, A @ B)
@@ -52,11 +59,11 @@ def test_products_are_numpys_bit_for_bit(m, k, n, dtype):
     _same(xa @ xa.T, A @ A.T)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
 def test_stacks_empty_contractions_and_tensordot(dtype):
     rng = np.random.default_rng(7)
-    A3 = rng.standard_normal((3, 20, 30)).astype(dtype)
-    B3 = rng.standard_normal((3, 30, 10)).astype(dtype)
+    A3 = _random(rng, (3, 20, 30), dtype)
+    B3 = _random(rng, (3, 30, 10), dtype)
     _same(xp.asarray(A3) @ xp.asarray(B3), A3 @ B3)
     _same(xp.asarray(A3) @ xp.asarray(B3[0]), A3 @ B3[0])
     e1, e2 = np.ones((4, 0), dtype), np.ones((0, 5), dtype)
@@ -104,7 +111,6 @@ def test_where_xlas_dot_stays():
     side = int(np.sqrt(blas.LARGE))
     big = xp.asarray(rng.standard_normal((side, 4)).astype(np.float32))
     small = xp.asarray(rng.standard_normal((6, 4)))
-    c = xp.asarray(rng.standard_normal((6, 4)) + 1j)
     i = xp.asarray(rng.integers(0, 5, (6, 4)))
     assert "xla_array_matmul" in xp.debug.mlir(small @ small.T)
     assert "xla_array_matmul" not in xp.debug.mlir(big @ big.T)  # side * side == LARGE
@@ -112,7 +118,8 @@ def test_where_xlas_dot_stays():
     tall = xp.ones((blas.WORK // 64 // 64, 64))  # 64 x 64 from WORK multiply-adds
     assert "xla_array_matmul" not in xp.debug.mlir(tall.T @ tall)
     assert "xla_array_matmul" in xp.debug.mlir(tall[1:].T @ tall[1:])
-    assert "xla_array_matmul" not in xp.debug.mlir(c @ c.T)
+    h = xp.astype(small, xp.float16)
+    assert "xla_array_matmul" not in xp.debug.mlir(h @ h.T)
     assert "xla_array_matmul" not in xp.debug.mlir(i @ i.T)
     assert "xla_array_matmul" not in xp.debug.mlir(xp.tensordot(small, small, axes=2))
     with xp.flags.using(fast_math=True):

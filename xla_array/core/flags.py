@@ -80,7 +80,7 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                              "in one pass over X with the native row-pass kernel, where the "
                              "package was built with it (off: XLA's two products); changing it "
                              "drops the executables compiled in memory"),
-    "blas": (True, _bool, "compute float32/float64 matrix products on CPU (results under "
+    "blas": (True, _bool, "compute float and complex matrix products on CPU (results under "
                           "2**20 elements, under 2**24 multiply-adds) with NumPy's own BLAS "
                           "as NumPy's matmul calls it (the same bits as NumPy; a native "
                           "kernel, where the package was built with it and NumPy's BLAS is "

@@ -3,13 +3,14 @@
 XLA's CPU dot adds the products in an order of its own, so ``a @ b`` differed from NumPy's
 in the last bits, and a graph holding a product could not run on the host in the first-use
 tier (``core/hosteval.py``): nothing in NumPy computes XLA's bits. Through this kernel a
-float32/float64 product calls the CBLAS routine NumPy's ``matmul`` calls (gemm, gemv, dot, or
-syrk for ``X.T @ X``) from the OpenBLAS NumPy was built with, with the same arguments: the
+float32, float64, complex64 or complex128 product calls the CBLAS routine NumPy's ``matmul``
+calls (gemm, gemv, dot, or syrk for ``X.T @ X``) from the OpenBLAS NumPy was built with, with
+the same arguments: the
 product rounds as NumPy's, and the host rule (``host``) calls the very same C function, so a
 new graph with products runs on the host with the compiled graph's bits.
 
 Its selection rule is a rewrite of the planned graph (``core/rewrite.py``): a ``dot_general``
-on a CPU device whose operands and result share a float32/float64 dtype, with leading batch
+on a CPU device whose operands and result share a float or complex dtype, with leading batch
 axes, one contracted axis per operand, at most one free axis each (every ``matmul``,
 ``X.T @ y``, ``tensordot(a, b, 1)`` of matrices and vectors), a result of fewer than
 ``LARGE`` elements and fewer than ``WORK`` multiply-adds becomes ``blas_matmul`` with a plan:
@@ -42,7 +43,7 @@ from . import library
 __all__ = ["TARGET", "Plan", "available", "error", "rule", "host", "blas_library"]
 
 TARGET = "xla_array_matmul"
-_DTYPES = {dt.float32: 0, dt.float64: 1}
+_DTYPES = {dt.float32: 0, dt.float64: 1, dt.complex64: 2, dt.complex128: 3}
 # Products with a result of LARGE elements or more, or of WORK multiply-adds or more, stay
 # XLA's dot. XLA fuses a product into the op that reads it (the argmin of k-means' distances,
 # the pairwise-distance formula) and never writes it out; and after a multithreaded BLAS call
@@ -55,7 +56,8 @@ _DTYPES = {dt.float32: 0, dt.float64: 1}
 LARGE = 1 << 20
 WORK = 1 << 24
 # NumPy's CBLAS functions the kernel calls, in xa_blas_init's order (scipy-openblas64 names)
-_FUNCTIONS = ("sgemm", "dgemm", "sgemv", "dgemv", "sdot", "ddot", "ssyrk", "dsyrk")
+_FUNCTIONS = ("sgemm", "dgemm", "sgemv", "dgemv", "sdot", "ddot", "ssyrk", "dsyrk",
+              "cgemm", "zgemm", "cgemv", "zgemv", "cdotu_sub", "zdotu_sub", "csyrk", "zsyrk")
 
 
 class Plan(NamedTuple):
