@@ -349,9 +349,9 @@ def test_dropped_buffers_are_donated_only_when_nothing_else_reaches_them():
 
 
 def test_many_scalars_are_passed_packed_and_never_recompile(metrics):
-    """A graph of elementwise ops with _executor.PACK_MIN scalars or more passes each dtype's
+    """A graph of elementwise ops with scalars.PACK_MIN scalars or more passes each dtype's
     scalars as one vector parameter: same values as NumPy, new values reuse the executable."""
-    from xla_array.core.executor import PACK_MIN
+    from xla_array.core.scalars import PACK_MIN
     a = np.linspace(-1, 1, 7, dtype=np.float32)
     k = np.arange(7, dtype=np.int32)
 
@@ -390,7 +390,7 @@ def test_scalars_of_a_loop_with_products_are_parameters_of_their_own(metrics):
     """With an op XLA does not fuse (here a matrix product) the scalars stay 0-d parameters:
     packed, each step's fusion would read its own slice offset and XLA would compile one kernel
     per step instead of one for all. Values still never recompile."""
-    from xla_array.core.executor import PACK_MIN
+    from xla_array.core.scalars import PACK_MIN
     steps = PACK_MIN + 4
     m = np.linspace(-0.2, 0.2, 36, dtype=np.float32).reshape(6, 6)
     v = np.linspace(1, 2, 6, dtype=np.float32)

@@ -130,8 +130,8 @@ def test_serialized_solve_registers_its_native_kernel_in_the_new_process(tmp_pat
 
 def test_jit_of_an_elementwise_function_with_many_scalars():
     """A jitted graph passes each scalar on its own, also where a materialization of the same
-    ops would pack them (_executor.packs_scalars): compile and run must agree on that."""
-    from xla_array.core.executor import PACK_MIN
+    ops would pack them (scalars.packs_scalars): compile and run must agree on that."""
+    from xla_array.core.scalars import PACK_MIN
 
     def f(m, x):
         for i in range(PACK_MIN + 2):

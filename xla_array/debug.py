@@ -19,11 +19,12 @@ from .core import backend as _backend
 from .core import metrics as _metrics
 from .core import telemetry as _telemetry
 from .core.cache import executables
-from .core.executor import compile_graph, packs_scalars, plan
+from .core.executor import compile_graph, plan
 from .core.graph import SCALAR, plan_graph
 from .core.keys import explain_key
 from .core.lower import lower
 from .core.ops.elementwise import ELEMENTWISE
+from .core.scalars import packs_scalars
 
 __all__ = ["metrics", "reset_metrics", "mlir", "hlo", "cost", "memory", "explain",
            "explain_key", "on_compile", "on_materialize", "graph", "dot", "draw"]

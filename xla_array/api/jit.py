@@ -34,11 +34,11 @@ from ..core.executor import (
     materialize_nodes,
     register_targets,
     run_checks,
-    scalar_buffer_of,
 )
 from ..core.graph import Placeholder, TracedScalar, buffer_leaf, plan_graph
 from ..core.lower import lower
 from ..core.ops.structural import OPS
+from ..core.scalars import scalar_buffer_of
 from .array import Array
 
 __all__ = ["jit", "compile", "cached", "deserialize", "Jitted", "CompiledFunction"]

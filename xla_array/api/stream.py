@@ -41,9 +41,10 @@ from ..core import backend as _backend
 from ..core import dtypes as _dtypes
 from ..core import metrics as _metrics
 from ..core.devices import default_device
-from ..core.executor import backend_failure, run_checks, scalar_buffer_of, value_buffer
+from ..core.executor import backend_failure, run_checks, value_buffer
 from ..core.graph import Placeholder, buffer_leaf, record
 from ..core.ops.structural import OPS, Reshape
+from ..core.scalars import scalar_buffer_of
 from .array import Array, wrap
 from .jit import Jitted, _flatten, _unflatten
 

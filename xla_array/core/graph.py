@@ -56,7 +56,7 @@ class OpDef:
         # as matmuls and decompositions fuse with nothing and cost much compile time
         self.weight = weight
         # XLA fuses it into one loop with its neighbours (elementwise and layout ops): a graph
-        # of such ops only may pass its scalars packed (``executor.packs_scalars``)
+        # of such ops only may pass its scalars packed (``scalars.packs_scalars``)
         self.fuses = fuses
         # a run-time check (with ``keep``): ``check(node, value)`` is called with the host value
         # of each such node an executable computed, before any result is written back, and

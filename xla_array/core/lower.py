@@ -141,7 +141,7 @@ def lower(order: list[Node], bufs: list[Node], scalars: list[Node],
     """The StableHLO module for computing ``outputs``; parameters are buffers then scalars.
     Parameters whose index is in ``donate`` are marked as donors (XLA may reuse them).
     ``spmd`` (``spmd.Annotator``, for graphs on a mesh) adds the sharding annotations.
-    Each scalar is a 0-d parameter; with ``pack`` (``executor.packs_scalars`` decides; never
+    Each scalar is a 0-d parameter; with ``pack`` (``scalars.packs_scalars`` decides; never
     with ``spmd``), the scalars of each dtype come as one vector parameter that the module
     slices apart (``scalar_groups``). The native kernels in use first rewrite the graph
     (``rewrite.apply``: the recorded nodes are left as they are)."""
