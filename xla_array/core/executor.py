@@ -425,13 +425,14 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
             key = (*key, donate)
     compiled = executables.get(key)
     host_first = _flags._values["host_first"]
-    if compiled is None and host_first is True and hosteval.eligible(order, device) and \
-            hosteval.host_turn(key) and \
-            _run_on_host(key, order, bufs, scalars, outs, device, cause, where):
+    first = compiled is None and host_first is True
+    rules = hosteval.eligible(order, device) if first or host_first == "check" else None
+    if first and rules is not None and hosteval.host_turn(key) and \
+            _run_on_host(key, order, rules, bufs, scalars, outs, device, cause, where):
         return
     # the check mode: the host's values (before the run: it may take donated buffers)
-    expected = (hosteval.expected(order, bufs, scalars, outs) if host_first == "check" and
-                hosteval.eligible(order, device) else None)
+    expected = (hosteval.expected(order, rules, bufs, scalars, outs)
+                if host_first == "check" and rules is not None else None)
     if compiled is None:
         _metrics.count("cache_misses")
         executables.note_miss(key)
@@ -479,13 +480,14 @@ def _write_back(outs: list[Node], results: list) -> None:
         n.depth = 0
 
 
-def _run_on_host(key: Any, order: list[Node], bufs: list[Node], scalars: list[Node],
-                 outs: list[Node], device: Any, cause: str | None, where: Any) -> bool:
+def _run_on_host(key: Any, order: list[Node], rules: list, bufs: list[Node],
+                 scalars: list[Node], outs: list[Node], device: Any, cause: str | None,
+                 where: Any) -> bool:
     """A graph not compiled yet, evaluated with the ops' host rules (``hosteval``); False,
     computing nothing, where they cannot promise the compiled bits."""
     t0 = time.perf_counter()
     try:
-        values = hosteval.evaluate(order, bufs, scalars, outs)
+        values = hosteval.evaluate(order, rules, bufs, scalars, outs)
     except (hosteval.NotExact, MemoryError) as why:
         log.debug("xla_array: compiling the graph recorded at %s (%s)", _where_text(order), why)
         hosteval.spent(key, math.inf)

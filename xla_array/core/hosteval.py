@@ -80,30 +80,34 @@ def spent(key: Any, seconds: float) -> None:
 MAX_BYTES = 1 << 24
 
 
-def eligible(order: list[Node], device: Any) -> bool:
-    """Whether the graph ``order`` may run on the host: the setting is on (and ``fast_math``
+def eligible(order: list[Node], device: Any) -> list | None:
+    """The host rule of each node of the graph ``order`` (``evaluate`` takes them), or None
+    where the graph may not run on the host: it may when the setting is on (and ``fast_math``
     off), ``device`` is a local CPU device, every op has a host rule, every value a dtype the
     rules cover and at most ``MAX_BYTES``."""
     values = _flags._values
     if not values["host_first"] or values["fast_math"]:
-        return False
+        return None
     if type(device) is not Device or device.platform != "cpu" or not device._local:
-        return False  # (a Mesh: its pieces live on several devices)
+        return None  # (a Mesh: its pieces live on several devices)
     found = _kernels()
+    rules = []
     for n in order:
-        if _rule(n, found)[0] is None or n.dtype.name not in DTYPES or \
+        rule = _rule(n, found)
+        if rule[0] is None or n.dtype.name not in DTYPES or \
                 math.prod(n.shape) * n.dtype.itemsize > MAX_BYTES:
-            return False
+            return None
         if n.op.name == "reduce" and n.dtype.kind == "f" and n.attrs.kind == "sum" and \
                 sum_plan(n.inputs[0].shape, n.attrs.axes)[1] > SEQUENTIAL_ROWS and \
                 not _column_kernel():
-            return False  # many rows added by XLA's reduction, in its own order
+            return None  # many rows added by XLA's reduction, in its own order
         if n.op.name == "cumreduce" and n.dtype.kind == "f" and not _in_use("scan"):
-            return False  # XLA's scan, in its own order
+            return None  # XLA's scan, in its own order
         for x in n.inputs:
             if x.dtype.name not in DTYPES:
-                return False
-    return True
+                return None
+        rules.append(rule)
+    return rules
 
 
 def _kernels() -> dict:
@@ -155,9 +159,10 @@ _FIELDS = {8: (np.uint64, np.uint64((1 << 63) - 1), np.uint64((1 << 52) - 1)),
            4: (np.uint32, np.uint32((1 << 31) - 1), np.uint32((1 << 23) - 1))}
 
 
-def evaluate(order: list[Node], bufs: list[Node], scalars: list[Node],
+def evaluate(order: list[Node], rules: list, bufs: list[Node], scalars: list[Node],
              outs: list[Node], checks: bool = True) -> list[np.ndarray]:
-    """The values of ``outs``, computed with the ops' host rules; NotExact where a rule or a
+    """The values of ``outs``, computed with the host rules ``eligible`` found for the nodes of
+    ``order``; NotExact where a rule or a
     subnormal value cannot promise the compiled bits. ``checks``: run the run-time checks of
     the outputs that have one (``OpDef.check``: IndexError for out-of-bounds indices), as
     the executor does after a compiled run."""
@@ -171,10 +176,8 @@ def evaluate(order: list[Node], bufs: list[Node], scalars: list[Node],
     for v in env.values():
         if _subnormal(v):
             raise NotExact("a subnormal input")
-    found = _kernels()
     with np.errstate(all="ignore"):
-        for n in order:
-            rule, kernel = _rule(n, found)
+        for n, (rule, kernel) in zip(order, rules):
             inputs = n.inputs if kernel is None else kernel[0]
             vals = [env[x] if x in env else _leaf(x) for x in inputs]
             computes = n.op.name not in MOVES
@@ -201,11 +204,11 @@ def evaluate(order: list[Node], bufs: list[Node], scalars: list[Node],
     return [env[n] for n in outs]
 
 
-def expected(order: list[Node], bufs: list[Node], scalars: list[Node],
+def expected(order: list[Node], rules: list, bufs: list[Node], scalars: list[Node],
              outs: list[Node]) -> list[np.ndarray] | None:
     """The check mode's host values (``evaluate``), None where they are not exact."""
     try:
-        return evaluate(order, bufs, scalars, outs, checks=False)
+        return evaluate(order, rules, bufs, scalars, outs, checks=False)
     except (NotExact, MemoryError):
         return None
 
