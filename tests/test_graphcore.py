@@ -268,3 +268,33 @@ def test_the_pure_python_fallback_runs():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ok")
+
+
+@native
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_subnormal_scan_equals_the_python_reference(dtype, monkeypatch):
+    """``has_subnormal`` (the first-use tier's scan, one pass in C) says what the NumPy form
+    says: subnormals of either sign at any place (block edges included); zeros, the smallest
+    normal, infinities and NaN are not subnormal."""
+    from xla_array.core.ops import host_common
+
+    fin = np.finfo(dtype)
+    cases = []
+    for n in (1, 7, 4095, 4096, 4097, 20_000):
+        for at in sorted({0, n // 2, n - 1, min(n - 1, 4096)}):
+            for v in (fin.smallest_subnormal, -fin.smallest_subnormal, fin.tiny * 0.5,
+                      -fin.tiny * (1 - fin.eps), fin.tiny, -fin.tiny, 0.0, -0.0, np.inf,
+                      np.nan):
+                a = np.ones(n, dtype)
+                a[at] = v
+                cases.append(a)
+    cases.append(np.zeros((0,), dtype))
+    cases.append(np.full((3, 5), -0.0, dtype).T)  # not C-ordered: a contiguous copy is read
+    native_scan = [host_common.has_subnormal(a) for a in cases]
+    monkeypatch.setattr(host_common, "_SCAN", None)
+    python = [host_common.has_subnormal(a) for a in cases]
+    truth = [bool(np.any((np.abs(a) > 0) & (np.abs(a) < fin.tiny))) for a in cases]
+    assert native_scan == python == truth
+    assert 0 < sum(truth) < len(truth)  # both kinds are there
+    with pytest.raises(TypeError, match="float32 or float64"):
+        _graph._graphcore.has_subnormal(np.ones(3, np.int64))

@@ -217,7 +217,8 @@ def test_casts_match_the_compiled_bits(metrics, dtype):
 
 @pytest.mark.parametrize("shape,axes", [((7,), None), ((200,), None), ((1000,), None),
                                         ((3, 129), 1), ((40, 5), 0), ((17, 9, 3), (0, 2)),
-                                        ((2, 300), None), ((5, 1, 8), 1)])
+                                        ((2, 300), None), ((5, 1, 8), 1), ((1000, 3), 1),
+                                        ((100, 2, 3), (1, 2)), ((70, 1, 7), (2,))])
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
 def test_reductions_match_the_compiled_bits(metrics, shape, axes, dtype):
     rng = np.random.default_rng(sum(shape))
@@ -415,3 +416,32 @@ def test_lapack_graphs_run_on_the_host_with_the_compiled_bits(host_first, dtype)
         assert after["compiles"] > mid["compiles"]
         for f, s in zip(first, second):
             assert f.tobytes() == s.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("m", [2, 3, 5, 7])
+def test_short_row_reductions_are_numpys_and_the_compiled_bits(metrics, dtype, m):
+    """Sums, maxima and minima over many short rows: the host rule adds the columns as
+    vectors (ops/host.py, ``_short_rows``) in NumPy's order; with specials (zeros of one sign
+    per row, infinities, NaN, values of every magnitude) the bits are NumPy's and, in the
+    check mode, the compiled graph's."""
+    from xla_array.core.ops import host as host_rules
+
+    rng = np.random.default_rng(m)
+    X = (rng.standard_normal((300, m)) * 10.0 ** rng.integers(-20, 20, (300, m))).astype(dtype)
+    X[:10] = -0.0
+    X[10:20] = 0.0
+    X[20:30, 0] = np.inf
+    X[30:40, -1] = -np.inf
+    X[40:45, 1] = np.nan
+    assert host_rules._short_rows(X, (1,)) is not None  # (the path under test)
+    x = xp.asarray(X)
+    before = metrics()["host_checks"]
+    outs = [xp.sum(x, axis=1), xp.max(x, axis=1), xp.min(x, axis=1),
+            xp.sum(xp.reshape(x, (100, 3, m)), axis=2)]
+    got = [np.asarray(r) for r in outs]
+    want = [X.sum(axis=1), X.max(axis=1), X.min(axis=1), X.reshape(100, 3, m).sum(axis=2)]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        assert g[~np.isnan(w)].tobytes() == w[~np.isnan(w)].tobytes()
+    assert metrics()["host_checks"] == before + len(outs)

@@ -493,6 +493,8 @@ def _run_on_host(key: Any, order: list[Node], rules: list, bufs: list[Node],
         hosteval.spent(key, math.inf)
         return False
     results = [device._put(hosteval.owned_copy(v), owned=True) for v in values]
+    for r in results:  # (values the host computed were scanned for subnormals)
+        hosteval.mark_clean(r)
     seconds = time.perf_counter() - t0
     hosteval.spent(key, seconds)
     _metrics.count("host_runs")

@@ -12,6 +12,8 @@
  * ``configure(...)`` hands over the Python objects they share with ``_graph`` (the BUFFER and
  * SCALAR op sentinels, the file-name memo of ``user_frame``, the package folder, and
  * ``_mixed_devices``, which record() calls for operands on different placements).
+ * ``has_subnormal(a)`` serves the first-use tier (``hosteval.py``, ``ops/host.py``): whether
+ * a C-contiguous float32/float64 buffer holds a subnormal number, in one pass.
  * Nothing here recurses: a Node's deallocation goes through CPython's trashcan, so freeing a
  * chain of 100,000 nodes does not grow the C stack.
  */
@@ -19,6 +21,7 @@
 #include <Python.h>
 #include <frameobject.h>
 #include <structmember.h>
+#include <stdint.h>
 
 typedef struct {
     PyObject_HEAD
@@ -1031,6 +1034,53 @@ configure(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* has_subnormal(a): whether the float64 or float32 values of C-contiguous buffer ``a`` hold a
+ * subnormal number (no exponent bits, some mantissa bits: (|bits| - 1) < mantissa mask, as
+ * unsigned, where |bits| = 0 wraps around). One pass, in blocks that stop at the first found;
+ * ops/host.py's has_subnormal is the pure-Python form. */
+#define SUBNORMAL_SCAN(T, MAG, MANT)                                                          \
+    {                                                                                         \
+        const T *b = (const T *)v.buf;                                                        \
+        Py_ssize_t n = v.len / (Py_ssize_t)sizeof(T), i = 0;                                  \
+        while (i < n && !found) {                                                             \
+            Py_ssize_t end = n - i > 4096 ? i + 4096 : n;                                     \
+            T acc = 0;                                                                        \
+            for (; i < end; i++)                                                              \
+                acc |= (T)(((b[i] & (MAG)) - 1) < (MANT));                                    \
+            found = acc != 0;                                                                 \
+        }                                                                                     \
+    }
+
+static PyObject *
+has_subnormal(PyObject *mod, PyObject *arg)
+{
+    Py_buffer v;
+    if (PyObject_GetBuffer(arg, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return NULL;
+    const char *f = v.format == NULL ? "B" : v.format;
+    if (*f == '<' || *f == '=' || *f == '@')
+        f++;
+    int found = 0;
+    if (f[0] == 'd' && f[1] == 0 && v.itemsize == 8) {
+        Py_BEGIN_ALLOW_THREADS
+        SUBNORMAL_SCAN(uint64_t, UINT64_C(0x7fffffffffffffff), UINT64_C(0x000fffffffffffff))
+        Py_END_ALLOW_THREADS
+    }
+    else if (f[0] == 'f' && f[1] == 0 && v.itemsize == 4) {
+        Py_BEGIN_ALLOW_THREADS
+        SUBNORMAL_SCAN(uint32_t, UINT32_C(0x7fffffff), UINT32_C(0x007fffff))
+        Py_END_ALLOW_THREADS
+    }
+    else {
+        PyErr_Format(PyExc_TypeError, "has_subnormal(): float32 or float64 values, not '%s'",
+                     v.format == NULL ? "B" : v.format);
+        PyBuffer_Release(&v);
+        return NULL;
+    }
+    PyBuffer_Release(&v);
+    return PyBool_FromLong(found);
+}
+
 static PyMethodDef methods[] = {
     {"record", (PyCFunction)(void (*)(void))record, METH_FASTCALL | METH_KEYWORDS,
      "record(op, inputs, attrs=(), device=None): validate (op.infer) and create a node."},
@@ -1046,6 +1096,8 @@ static PyMethodDef methods[] = {
     {"wrap", wrap, METH_O, "wrap(node): an Array of a freshly recorded node (auto-flushing)."},
     {"configure_array", configure_array, METH_VARARGS,
      "configure_array(Array, flush, cut, flag_values, loop_state)"},
+    {"has_subnormal", has_subnormal, METH_O,
+     "has_subnormal(a): whether C-contiguous float32/float64 buffer a holds a subnormal"},
     {"configure", configure, METH_VARARGS,
      "configure(BUFFER, SCALAR, file_memo, package_dir, mixed_devices)"},
     {NULL}

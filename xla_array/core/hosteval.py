@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import logging
 import math
+import weakref
 from typing import Any
 
 import numpy as np
@@ -41,9 +42,11 @@ from . import registry, rewrite
 from .devices import Device
 from .graph import SCALAR, Node
 from .ops.host import DTYPES, MOVES, NotExact
+from .ops.host_common import has_subnormal
 from .ops.reductions import SEQUENTIAL_ROWS, sum_plan
 
-__all__ = ["host_turn", "spent", "eligible", "evaluate", "expected", "compare", "NotExact"]
+__all__ = ["host_turn", "spent", "eligible", "evaluate", "expected", "compare", "mark_clean",
+           "NotExact"]
 
 log = logging.getLogger("xla_array")
 
@@ -137,26 +140,35 @@ def _column_kernel() -> bool:
     return _in_use("pairwise")
 
 
-def _subnormal(v: np.ndarray) -> bool:
-    """Whether float array ``v`` holds a subnormal number (compiled code reads and writes them
-    as zero). In chunks that stay in cache: a whole-array test of a 25 MB value made three
-    temporaries as large and took 11 ms."""
-    if v.dtype.kind != "f" or not v.size:
-        return False
-    u, magnitude, mantissa = _FIELDS[v.dtype.itemsize]
-    bits = np.ascontiguousarray(v).reshape(-1).view(u)
-    one = u(1)
-    for i in range(0, bits.size, _CHUNK):
-        b = bits[i:i + _CHUNK] & magnitude
-        b -= one  # no exponent bits and some mantissa: |bits| - 1 < mantissa (0 wraps around)
-        if (b < mantissa).any():
-            return True
-    return False
+# buffers known to hold no subnormal number (buffers are immutable): the leaves scanned once,
+# whichever graphs read them later, and the host's own results (every value a host run
+# computes is scanned, every other one moved from scanned values). By id, with a weak
+# reference that removes the entry when the buffer goes.
+_CLEAN: dict[int, Any] = {}
 
 
-_CHUNK = 1 << 15
-_FIELDS = {8: (np.uint64, np.uint64((1 << 63) - 1), np.uint64((1 << 52) - 1)),
-           4: (np.uint32, np.uint32((1 << 31) - 1), np.uint32((1 << 23) - 1))}
+def mark_clean(buf: Any) -> None:
+    """Note that buffer ``buf`` holds no subnormal number (``evaluate`` skips its scan)."""
+    k = id(buf)
+
+    def gone(_ref: Any, k: int = k) -> None:
+        _CLEAN.pop(k, None)
+
+    try:
+        _CLEAN[k] = weakref.ref(buf, gone)
+    except TypeError:  # (a buffer kind without weak references: scanned each time)
+        pass
+
+
+def _leaf_value(buf: Any) -> np.ndarray:
+    """A buffer leaf's host value; NotExact if it holds a subnormal number."""
+    v = _backend.to_numpy(buf)
+    r = _CLEAN.get(id(buf))
+    if r is None or r() is not buf:
+        if has_subnormal(v):
+            raise NotExact("a subnormal input")
+        mark_clean(buf)
+    return v
 
 
 def evaluate(order: list[Node], rules: list, bufs: list[Node], scalars: list[Node],
@@ -170,11 +182,10 @@ def evaluate(order: list[Node], rules: list, bufs: list[Node], scalars: list[Nod
     # below (an op that only moves values makes none)
     env: dict[Node, Any] = {}
     for n in bufs:
-        env[n] = _backend.to_numpy(n.buffer)
+        env[n] = _leaf_value(n.buffer)
     for n in scalars:
-        env[n] = np.asarray(n.value, dtype=n.dtype.np)
-    for v in env.values():
-        if _subnormal(v):
+        v = env[n] = np.asarray(n.value, dtype=n.dtype.np)
+        if has_subnormal(v):
             raise NotExact("a subnormal input")
     with np.errstate(all="ignore"):
         for n, (rule, kernel) in zip(order, rules):
@@ -194,7 +205,7 @@ def evaluate(order: list[Node], rules: list, bufs: list[Node], scalars: list[Nod
             if r.shape != n.shape or r.dtype != n.dtype.np:
                 raise NotExact(f"{n.op.name}'s host rule gave {r.dtype}{r.shape}, not "
                                f"{n.dtype.name}{n.shape}")
-            if computes and _subnormal(r):
+            if computes and has_subnormal(r):
                 raise NotExact(f"a subnormal result of {n.op.name}")
             env[n] = r
     if checks:
@@ -220,7 +231,8 @@ def compare(order: list[Node], outs: list[Node], host: list[np.ndarray],
     _metrics.count("host_checks")
     for n, h, c in zip(outs, host, compiled):
         if h.dtype.kind == "f":
-            same = (h.view(_FIELDS[h.itemsize][0]) == c.view(_FIELDS[h.itemsize][0])) | (
+            u = np.dtype(f"u{h.itemsize}")
+            same = (h.view(u) == c.view(u)) | (
                 np.isnan(h) & np.isnan(c))
         else:
             same = h == c
@@ -234,9 +246,10 @@ def compare(order: list[Node], outs: list[Node], host: list[np.ndarray],
 
 def _leaf(x: Node) -> np.ndarray:
     """A leaf's value (the graph planner lists them in bufs/scalars; this covers the rest)."""
-    v = (np.asarray(x.value, dtype=x.dtype.np) if x.op is SCALAR
-         else _backend.to_numpy(x.buffer))
-    if _subnormal(v):
+    if x.op is not SCALAR:
+        return _leaf_value(x.buffer)
+    v = np.asarray(x.value, dtype=x.dtype.np)
+    if has_subnormal(v):
         raise NotExact("a subnormal input")
     return v
 

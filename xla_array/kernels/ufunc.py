@@ -121,13 +121,22 @@ def rule(n: Any) -> tuple[tuple, Loop] | None:
     return n.inputs, Loop(n.op.name, _INDEX[n.op.name, n.dtype])
 
 
-def _aligned(v: np.ndarray, shape: tuple, d: Any) -> np.ndarray:
-    """``v`` broadcast to ``shape`` and converted to ``d``, as a C-ordered copy at XLA's buffer
-    alignment (integers to floats round to nearest, as the lowering's convert does)."""
+def _empty(shape: tuple, d: Any) -> np.ndarray:
+    """A C-ordered array at XLA's buffer alignment."""
     size = math.prod(shape) * d.itemsize
     raw = np.empty(size + _ALIGN, dtype=np.uint8)
     off = -raw.ctypes.data % _ALIGN
-    out = raw[off:off + size].view(d).reshape(shape)
+    return raw[off:off + size].view(d).reshape(shape)
+
+
+def _aligned(v: np.ndarray, shape: tuple, d: Any) -> np.ndarray:
+    """``v`` broadcast to ``shape`` and converted to ``d``, C-ordered at XLA's buffer
+    alignment: ``v`` itself when it is so, else a copy (integers to floats round to nearest,
+    as the lowering's convert does)."""
+    if v.shape == shape and v.dtype == d and v.flags.c_contiguous and \
+            v.ctypes.data % _ALIGN == 0:
+        return v
+    out = _empty(shape, d)
     out[...] = np.broadcast_to(v, shape)
     return out
 
@@ -136,7 +145,7 @@ def host(n: Any, vals: list, loop: Loop) -> np.ndarray:
     """The host rule: the kernel's own C function on the host values (the compiled bits)."""
     d = np.dtype(n.dtype.np)
     ins = [_aligned(v, n.shape, d) for v in vals]
-    out = _aligned(np.zeros((), d), n.shape, d)
+    out = _empty(n.shape, d)
     ptrs = (ctypes.c_void_p * len(ins))(*[v.ctypes.data for v in ins])
     if _CDLL[0].xa_ufunc_host(loop.number, math.prod(n.shape), ptrs, out.ctypes.data) != 1:
         raise RuntimeError(f"NumPy's {NUMPY[loop.name]} loop failed")

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import scipy_lapack
 from . import linalg as _linalg  # noqa: F401  (defines lapack and lu_permutation)
-from .host_common import NotExact
+from .host_common import NotExact, has_subnormal
 
 __all__ = ["MAX_STACK", "RULES", "lapack_rule"]
 
@@ -155,13 +155,6 @@ def _config(config: tuple) -> dict:
     return out
 
 
-def _has_subnormal(v: np.ndarray) -> bool:
-    if v.dtype.kind != "f" or not v.size:
-        return False
-    a = np.abs(v)
-    return bool(((a > 0) & (a < np.finfo(v.dtype).tiny)).any())
-
-
 def lapack_rule(n: Any, vals: list) -> tuple:
     """The results of ``lapack`` node ``n`` (a tuple, one value per result)."""
     target, config, outs, _alias, column_major = n.attrs
@@ -174,7 +167,7 @@ def lapack_rule(n: Any, vals: list) -> tuple:
     flapack, fblas = scipy_lapack.wrappers()
     results = rule(fblas if blas else flapack, prefix, _config(config),
                    [np.asarray(v) for v in vals], outs)
-    if any(_has_subnormal(r) for r in results):
+    if any(has_subnormal(r) for r in results):
         raise NotExact(f"a subnormal result of {target}")
     return tuple(results)
 
