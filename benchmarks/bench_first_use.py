@@ -265,7 +265,10 @@ def child_sklearn(contender: str, n: int, d: int) -> dict:
                 xp.block_until_ready(*vals)
     estimators = {
         "PCA": (lambda: PCA(n_components=min(8, d), svd_solver="full"), None),
-        "Ridge": (lambda: Ridge(alpha=1.0), yreg),
+        # scikit-learn's array-API path has one solver, the SVD (under solver="auto" it warns
+        # and takes it, where NumPy's input gets Cholesky): both contenders run the SVD, so
+        # the libraries are compared, not the solvers
+        "Ridge": (lambda: Ridge(alpha=1.0, solver="svd"), yreg),
         "LinearDiscriminantAnalysis": (lambda: LinearDiscriminantAnalysis(), ycls),
         "LogisticRegression": (lambda: LogisticRegression(max_iter=50), ycls),
         "GaussianMixture": (lambda: GaussianMixture(  # (k-means init has no array-API path)

@@ -34,7 +34,8 @@ def has_subnormal(v: np.ndarray) -> bool:
     return False
 
 
-_SCAN = _graph._graphcore.has_subnormal if _graph.NATIVE else None  # type: ignore[attr-defined]
+_SCAN = (getattr(_graph._graphcore, "has_subnormal", None)  # type: ignore[attr-defined]
+         if _graph.NATIVE else None)
 _CHUNK = 1 << 15
 _FIELDS = {8: (np.uint64, np.uint64((1 << 63) - 1), np.uint64((1 << 52) - 1)),
            4: (np.uint32, np.uint32((1 << 31) - 1), np.uint32((1 << 23) - 1))}
