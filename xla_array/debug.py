@@ -18,7 +18,9 @@ from .api.jit import Jitted
 from .core import backend as _backend
 from .core import metrics as _metrics
 from .core import telemetry as _telemetry
+from .core import tiers as _tiers
 from .core.cache import executables
+from .core.executor import _lock as _executor_lock
 from .core.executor import compile_graph, plan
 from .core.graph import SCALAR, plan_graph
 from .core.keys import explain_key
@@ -26,7 +28,7 @@ from .core.lower import lower
 from .core.ops.elementwise import ELEMENTWISE
 from .core.scalars import packs_scalars
 
-__all__ = ["metrics", "reset_metrics", "mlir", "hlo", "cost", "memory", "explain",
+__all__ = ["metrics", "reset_metrics", "mlir", "hlo", "cost", "memory", "explain", "settle",
            "explain_key", "on_compile", "on_materialize", "graph", "dot", "draw"]
 
 # the whole-program entries of XLA's cost analysis (its other entries, such as
@@ -45,10 +47,13 @@ def metrics() -> dict[str, Any]:
     ``device_transfers`` (operands moved to another placement), ``bytes_to_device``,
     ``bytes_to_host``, ``host_runs`` (graphs met for the first time and computed with NumPy
     instead of compiling, see ``XLA_ARRAY_HOST_FIRST``), ``host_checks`` (runs whose bits
-    were compared with the host's, ``XLA_ARRAY_HOST_FIRST=check``). Timers, in seconds:
-    ``compile_seconds`` (XLA), ``lower_seconds`` (graph to StableHLO), ``execute_seconds``,
-    ``disk_load_seconds`` (reading and loading on-disk cache entries), ``host_seconds``
-    (the host runs). And ``materializations_by_cause`` (``{'float': 2, ...}``) and
+    were compared with the host's, ``XLA_ARRAY_HOST_FIRST=check``), ``fast_compiles``
+    (compiles in the fast tier, ``XLA_ARRAY_TIERED``; counted in ``compiles`` too),
+    ``background_compiles`` (their optimized recompiles, on a background thread), ``swaps``
+    (optimized executables swapped in). Timers, in seconds: ``compile_seconds`` (XLA),
+    ``lower_seconds`` (graph to StableHLO), ``execute_seconds``, ``disk_load_seconds``
+    (reading and loading on-disk cache entries), ``host_seconds`` (the host runs),
+    ``background_compile_seconds``. And ``materializations_by_cause`` (``{'float': 2, ...}``) and
     ``materializations_by_line`` (``{'float at train.py:12': 2, ...}``: which of your lines
     forced values)."""
     return _metrics.snapshot()
@@ -132,9 +137,23 @@ def memory(*arrays: Array) -> dict[str, int]:
 
 
 def explain() -> str:
-    """Why the last compile happened (see ``explain_key``); "no compile yet" before any."""
+    """Why the last compile happened (see ``explain_key``); "no compile yet" before any. Once
+    a graph compiled in the fast tier, a last line says where tiered compilation stands."""
     key = executables.last_miss
-    return "no compile yet" if key is None else explain_key(key)
+    why = "no compile yet" if key is None else explain_key(key)
+    if _metrics.snapshot()["fast_compiles"]:
+        why += "\n" + _tiers.status()
+    return why
+
+
+def settle(timeout: float | None = None) -> bool:
+    """Wait until the optimized recompiles queued by tiered compilation are done and swapped
+    in (``timeout`` seconds at most; False if some are still running then). Not from a
+    ``on_compile``/``on_materialize`` hook: those run while the engine computes."""
+    if _executor_lock_held():
+        raise RuntimeError("xla_array.debug.settle() called while the engine computes (from "
+                           "an on_compile or on_materialize hook): it would wait for itself")
+    return _tiers.settle(timeout)
 
 
 def jaxlib_version() -> str:
@@ -234,3 +253,7 @@ def draw(*arrays: Array, path: str) -> str:
                            "file instead")
     subprocess.run([exe, f"-T{ext[1:]}", "-o", path], input=text.encode(), check=True)
     return path
+
+
+def _executor_lock_held() -> bool:
+    return bool(_executor_lock._is_owned())  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import backend as _backend
 from . import flags as _flags
-from . import hosteval, registry
+from . import hosteval, registry, tiers
 from . import metrics as _metrics
 from . import telemetry as _telemetry
 from .cache import cpu_features, disk, executables
@@ -43,13 +43,15 @@ class CompileError(RuntimeError):
 
 class Compiled:
     __slots__ = ("exe", "text", "key", "compile_seconds", "lower_seconds", "out_specs", "packed",
-                 "checks")
+                 "checks", "fast", "runs")
 
     def __init__(self, exe: Any, text: str, key: Any, cs: float, ls: float,
-                 packed: bool = False) -> None:
+                 packed: bool = False, fast: bool = False) -> None:
         self.out_specs: Any = None  # (shape, numpy dtype) per output, built on first run
         self.checks: Any = None  # positions of the outputs that are checks (``OpDef.check``)
         self.packed = packed  # scalars passed as one vector per dtype (``packs_scalars``)
+        self.fast = fast  # compiled in the fast tier, its optimized recompile not queued yet
+        self.runs = 0  # runs since (``tiers.py``)
         self.exe = exe
         self.text = text
         self.key = key
@@ -146,10 +148,13 @@ def register_targets(kinds: list[str]) -> None:
 
 
 def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
-                  device: Any, donate: frozenset = frozenset(), pack: bool = False) -> Compiled:
+                  device: Any, donate: frozenset = frozenset(), pack: bool = False,
+                  fast: bool = False) -> Compiled:
     """The executable of a planned graph (memory cache aside: the caller's). ``pack``: the
     scalars come packed, one vector per dtype (what ``packs_scalars`` decides for
-    materializations; the caller passes its arguments accordingly)."""
+    materializations; the caller passes its arguments accordingly). ``fast``: the fast tier
+    (``tiers.py``): the optimized executable from the disk cache if there is one, else the
+    fast one, compiled if needed."""
     limit = int(_flags.get("max_compiles"))
     if limit and _metrics.snapshot()["compiles"] >= limit:
         raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
@@ -158,18 +163,16 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     options = _graph_options(order)
     disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
     if disk_key is not None:
-        hit = disk.load(disk_key)
-        if hit is not None:
-            payload, meta = hit
-            try:
-                register_targets(meta.get("targets", []))
-                exe = _backend.deserialize(payload, device._pjrt_devices)
-            except _backend.BackendError as err:
-                log.info("xla_array: cache entry unusable (%s); compiling", err)
-            else:
-                _metrics.count("disk_hits")
-                _metrics.add_time("disk_load_seconds", time.perf_counter() - t0)
-                return Compiled(exe, "", key, 0.0, time.perf_counter() - t0, pack)
+        found = _from_disk(disk_key, key, device, pack, t0)
+        if found is not None:
+            return found
+    if fast:
+        options = {**options, **tiers.FAST_OPTIONS}
+        if disk_key is not None:
+            disk_key = disk.key_text(key, _disk_context(options))
+            found = _from_disk(disk_key, key, device, pack, t0, fast=True)
+            if found is not None:
+                return found
     text = lower(order, bufs, scalars, outs, donate,
                  device._annotations(bufs, scalars, outs), pack)  # SPMD hooks on a Mesh
     t1 = time.perf_counter()
@@ -186,6 +189,8 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
         except _backend.BackendError as err:
             log.info("xla_array: could not serialize an executable (%s)", err)
     _metrics.count("compiles")
+    if fast:
+        _metrics.count("fast_compiles")
     _metrics.add_time("compile_seconds", t2 - t1)
     _metrics.add_time("lower_seconds", t1 - t0)
     dump = _flags.get("dump_dir")
@@ -200,7 +205,64 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     _telemetry.emit("compile", {"key": key, "ops": len(order), "lower_seconds": t1 - t0,
                                 "compile_seconds": t2 - t1, "total_seconds": t2 - t0,
                                 "where": _where_text(order, 3)})
-    return Compiled(exe, text, key, t2 - t1, t1 - t0, pack)
+    return Compiled(exe, text, key, t2 - t1, t1 - t0, pack, fast)
+
+
+def _from_disk(disk_key: str, key: Any, device: Any, pack: bool, t0: float,
+               fast: bool = False) -> Compiled | None:
+    """The executable the disk cache holds under ``disk_key``, or None."""
+    hit = disk.load(disk_key)
+    if hit is None:
+        return None
+    payload, meta = hit
+    try:
+        register_targets(meta.get("targets", []))
+        exe = _backend.deserialize(payload, device._pjrt_devices)
+    except _backend.BackendError as err:
+        log.info("xla_array: cache entry unusable (%s); compiling", err)
+        return None
+    _metrics.count("disk_hits")
+    _metrics.add_time("disk_load_seconds", time.perf_counter() - t0)
+    return Compiled(exe, "", key, 0.0, time.perf_counter() - t0, pack, fast)
+
+
+def _tier_up(key: Any, old: Compiled, order: list, bufs: list, scalars: list, outs: list,
+             device: Any, donate: frozenset) -> Compiled:
+    """A run of fast-tier executable ``old`` (``tiers.py``): after ``tiered_runs`` of them,
+    queue its optimized recompile (or, with ``tiered="wait"``, compile it now and return
+    it). Called under the executor's lock."""
+    old.runs += 1
+    if old.runs < _flags._values["tiered_runs"]:
+        return old
+    old.fast = False  # (queued once)
+    text = old.text or lower(order, bufs, scalars, outs, donate,
+                             device._annotations(bufs, scalars, outs), old.packed)
+    options = _graph_options(order)
+    disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
+    targets = custom_targets(text)
+
+    def recompile() -> None:
+        t0 = time.perf_counter()
+        exe = _backend.compile(text, device._pjrt_devices, options=options or None)
+        seconds = time.perf_counter() - t0
+        _metrics.count("background_compiles")
+        _metrics.add_time("background_compile_seconds", seconds)
+        new = Compiled(exe, text, key, seconds, 0.0, old.packed)
+        with _lock:  # (only to swap: never held while compiling)
+            if executables.get(key) is old:  # (not evicted, cleared or replaced meanwhile)
+                executables.put(key, new)
+                _metrics.count("swaps")
+        if disk_key is not None:
+            try:
+                disk.store(disk_key, exe.serialize(), {"targets": targets})
+            except _backend.BackendError as err:
+                log.info("xla_array: could not serialize an executable (%s)", err)
+
+    if _flags._values["tiered"] != "wait":
+        tiers.submit(recompile)
+        return old
+    recompile()
+    return executables.get(key) or old
 
 
 def _options() -> dict[str, Any]:
@@ -437,11 +499,14 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
         _metrics.count("cache_misses")
         executables.note_miss(key)
         compiled = compile_graph(key, order, bufs, scalars, outs, device, donate,
-                                 packs_scalars(order, scalars, device))
+                                 packs_scalars(order, scalars, device),
+                                 tiers.fast_first(order, device))
         executables.put(key, compiled)
         hit = False
     else:
         hit = True
+        if compiled.fast:
+            compiled = _tier_up(key, compiled, order, bufs, scalars, outs, device, donate)
     if compiled.packed:  # one vector per dtype
         for d, idxs in scalar_groups(scalars):
             args.append(packed_buffer(np.array([scalars[i].value for i in idxs], dtype=d.np),

@@ -24,6 +24,10 @@ def _host_first(s: str) -> bool | str:
     return "check" if s.strip().lower() == "check" else _bool(s)
 
 
+def _tiered(s: str) -> bool | str:
+    return "wait" if s.strip().lower() == "wait" else _bool(s)
+
+
 def _opt_str(s: str) -> str | None:
     return s or None
 
@@ -75,6 +79,17 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
     "host_first_budget": (0.05, float, "seconds the host runs of one graph structure may take "
                                        "before it compiles (0: it compiles the second time "
                                        "it is seen)"),
+    "tiered": (False, _tiered, "compile a new graph whose ops round the same however XLA "
+                               "optimizes them (those with host rules; values of at most 4 "
+                               "MiB) at XLA's fastest setting (a third less compile time), "
+                               "and once it has run tiered_runs more times recompile it fully "
+                               "optimized on a background thread and swap it in (CPU); "
+                               "'wait': the recompile happens in the run that calls for it "
+                               "(for benchmarks); off (the default: on 2 cores the recompile "
+                               "takes the CPU the program needs): every graph compiles fully "
+                               "optimized"),
+    "tiered_runs": (2, int, "runs of a fast-compiled executable before its optimized recompile "
+                            "is queued"),
     "cpu_devices": (1, int, "number of CPU devices (read when the client starts)"),
     "rowpass": (True, _bool, "compute X.T @ f(X @ w) (f elementwise, X float32/float64 on CPU) "
                              "in one pass over X with the native row-pass kernel, where the "

@@ -45,8 +45,8 @@ from .ops.host import DTYPES, MOVES, NotExact
 from .ops.host_common import has_subnormal
 from .ops.reductions import SEQUENTIAL_ROWS, sum_plan
 
-__all__ = ["host_turn", "spent", "eligible", "evaluate", "expected", "compare", "mark_clean",
-           "NotExact"]
+__all__ = ["host_turn", "spent", "eligible", "exact", "evaluate", "expected", "compare",
+           "mark_clean", "NotExact"]
 
 log = logging.getLogger("xla_array")
 
@@ -88,8 +88,21 @@ def eligible(order: list[Node], device: Any) -> list | None:
     where the graph may not run on the host: it may when the setting is on (and ``fast_math``
     off), ``device`` is a local CPU device, every op has a host rule, every value a dtype the
     rules cover and at most ``MAX_BYTES``."""
-    values = _flags._values
-    if not values["host_first"] or values["fast_math"]:
+    if not _flags._values["host_first"]:
+        return None
+    return _rules(order, device, MAX_BYTES)
+
+
+def exact(order: list[Node], device: Any) -> bool:
+    """Whether every op of graph ``order`` on ``device`` has a host rule, whatever the sizes
+    (``eligible`` but for ``MAX_BYTES`` and the setting): single IEEE operations in the order
+    the lowering writes out, data movement and calls into native code, whose compiled bits do
+    not depend on how XLA optimizes the graph (``tiers.py``)."""
+    return _rules(order, device, None) is not None
+
+
+def _rules(order: list[Node], device: Any, max_bytes: int | None) -> list | None:
+    if _flags._values["fast_math"]:
         return None
     if type(device) is not Device or device.platform != "cpu" or not device._local:
         return None  # (a Mesh: its pieces live on several devices)
@@ -97,8 +110,8 @@ def eligible(order: list[Node], device: Any) -> list | None:
     rules = []
     for n in order:
         rule = _rule(n, found)
-        if rule[0] is None or n.dtype.name not in DTYPES or \
-                math.prod(n.shape) * n.dtype.itemsize > MAX_BYTES:
+        if rule[0] is None or n.dtype.name not in DTYPES or (
+                max_bytes is not None and math.prod(n.shape) * n.dtype.itemsize > max_bytes):
             return None
         if n.op.name == "reduce" and n.dtype.kind == "f" and n.attrs.kind == "sum" and \
                 sum_plan(n.inputs[0].shape, n.attrs.axes)[1] > SEQUENTIAL_ROWS and \

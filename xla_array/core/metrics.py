@@ -14,9 +14,10 @@ _lock = threading.Lock()
 # every key documented in debug.metrics() (and docs/debugging.md), always present
 _COUNTERS = ("compiles", "cache_hits", "cache_misses", "disk_hits", "executions",
              "materializations", "auto_flushes", "device_transfers", "bytes_to_device",
-             "bytes_to_host", "host_runs", "host_checks")
+             "bytes_to_host", "host_runs", "host_checks", "fast_compiles",
+             "background_compiles", "swaps")
 _TIMERS = ("compile_seconds", "lower_seconds", "execute_seconds", "disk_load_seconds",
-           "host_seconds")
+           "host_seconds", "background_compile_seconds")
 _counts: dict[str, int] = dict.fromkeys(_COUNTERS, 0)
 _seconds: dict[str, float] = dict.fromkeys(_TIMERS, 0.0)
 _causes: dict[str, int] = {}

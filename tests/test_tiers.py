@@ -1,0 +1,268 @@
+"""Tiered compilation (core/tiers.py): a new graph whose ops round the same at any XLA
+optimization level compiles at level 0, is recompiled optimized on a background thread once it
+runs again, and is swapped in; the bits never change.
+
+The whole suite runs with tiering on and the first-use tier in its check mode, so every graph
+the host can compute is compared with NumPy's bits both fast-compiled and, where it runs often
+enough, optimized; here: the policy, the settings, the disk cache, threads and exit, and bits
+of graphs too large for the host's check."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import xla_array as xp
+from xla_array.core.cache import executables
+
+pytestmark = pytest.mark.usefixtures("on_cpu")
+
+_rows = iter(range(2001, 3000))
+
+
+def fresh(cols=7):
+    """A matrix shape no other test uses: its graphs are new structures."""
+    return (next(_rows), cols)
+
+
+def standardize(a):
+    return (a - xp.mean(a, axis=0)) / xp.std(a, axis=0)
+
+
+def counts():
+    m = xp.debug.metrics()
+    return {k: m[k] for k in ("compiles", "fast_compiles", "background_compiles", "swaps")}
+
+
+def delta(before):
+    now = counts()
+    return {k: now[k] - before[k] for k in now}
+
+
+def test_an_exact_graph_compiles_fast_then_optimized_with_the_same_bits():
+    X = np.random.default_rng(0).standard_normal(fresh())
+    x = xp.asarray(X)
+    before = counts()
+    with xp.flags.using(tiered=True, tiered_runs=2):
+        runs = [np.asarray(standardize(x)) for _ in range(3)]  # compile, run, run: queued
+        assert xp.debug.settle(60)
+        d = delta(before)
+        assert (d["compiles"], d["fast_compiles"], d["background_compiles"], d["swaps"]) == \
+            (1, 1, 1, 1)
+        runs.append(np.asarray(standardize(x)))  # the optimized executable
+        assert delta(before)["compiles"] == 1
+        assert "tiered compilation on" in xp.debug.explain()
+    ref = (X - X.mean(axis=0)) / X.std(axis=0)
+    for r in runs:
+        assert r.tobytes() == ref.tobytes()
+
+
+def test_graphs_whose_bits_depend_on_the_level_compile_optimized_at_once():
+    """XLA's own forms (``tanh`` over more values than the NumPy-loop kernel takes, the FFT)
+    round differently at level 0: such graphs never take the fast tier."""
+    x = xp.asarray(np.linspace(-3.0, 3.0, (1 << 20) + 8 + next(_rows)))
+    y = xp.asarray(np.linspace(-3.0, 3.0, 64 + next(_rows)))
+    before = counts()
+    with xp.flags.using(tiered=True):
+        np.asarray(xp.tanh(x))
+        np.asarray(xp.abs(xp.fft.rfft(y)))
+    d = delta(before)
+    assert (d["compiles"], d["fast_compiles"]) == (2, 0)
+
+
+def test_off_and_wait():
+    X = np.random.default_rng(1).standard_normal(fresh())
+    x = xp.asarray(X)
+    before = counts()
+    with xp.flags.using(tiered=False):
+        a = np.asarray(standardize(x))
+    assert delta(before)["fast_compiles"] == 0
+    x2 = xp.asarray(np.random.default_rng(2).standard_normal(fresh()))
+    before = counts()
+    with xp.flags.using(tiered="wait", tiered_runs=1):
+        first = np.asarray(standardize(x2))  # fast compile
+        assert delta(before)["swaps"] == 0
+        second = np.asarray(standardize(x2))  # recompiled in this run, which uses it
+        assert delta(before)["swaps"] == 1 and delta(before)["background_compiles"] == 1
+    assert first.tobytes() == second.tobytes()
+    assert a.tobytes() == ((X - X.mean(axis=0)) / X.std(axis=0)).tobytes()
+
+
+def test_a_set_optimization_level_turns_tiering_off():
+    x = xp.asarray(np.ones(fresh()))
+    before = counts()
+    with xp.flags.using(tiered=True, opt_level=1):
+        np.asarray(standardize(x))
+    assert delta(before)["fast_compiles"] == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_exact_graphs_have_the_same_bits_fast_and_optimized(dtype):
+    """A corpus of exact graphs (sums in NumPy's order, divisions, square roots, comparisons
+    and selects, integer ops, gathers, a LAPACK call, NumPy's BLAS and loops through the
+    native kernels): each one's fast and optimized runs, bit for bit (the suite's check mode
+    compares each with NumPy's too)."""
+    rng = np.random.default_rng(3)
+    n = 20_000 + next(_rows)
+    X = (rng.standard_normal((n, 4)) * 10.0 ** rng.integers(-20, 20, (n, 4))).astype(dtype)
+    x = xp.asarray(X)
+    idx = xp.asarray(rng.integers(0, n, 1000))
+    m = xp.asarray(rng.standard_normal((40, 40)).astype(dtype))
+    exprs = [
+        lambda: standardize(x),
+        lambda: xp.sum(x * x, axis=0) / xp.sqrt(xp.sum(x, axis=1)[:, None] ** 2 + 1.0),
+        lambda: xp.where(x > 0, x / 3.0, -x * 7.0) - xp.max(x, axis=1, keepdims=True),
+        lambda: xp.abs(x[:, 0]) + xp.take(x[:, 1], idx)[0],
+        lambda: xp.astype(xp.astype(x * 0.0, xp.int64) + 3, dtype) / x,
+        lambda: xp.linalg.cholesky(m @ m.T + 40.0 * xp.eye(40, dtype=dtype)),
+        lambda: xp.exp(x[:1000] * 1e-20) @ xp.log1p(xp.abs(x[:4, :3])),
+    ]
+    with xp.flags.using(tiered="wait", tiered_runs=1):
+        for f in exprs:
+            before = counts()
+            fast = np.asarray(f())
+            optimized = np.asarray(f())
+            d = delta(before)
+            assert (d["fast_compiles"], d["swaps"]) == (1, 1), d
+            assert fast.tobytes() == optimized.tobytes()
+
+
+def test_graphs_of_large_values_compile_optimized_at_once():
+    """Above ``tiers.FAST_MAX_BYTES`` of computed values the fast tier's slower code costs more
+    than its compile saves."""
+    from xla_array.core import tiers
+
+    x = xp.asarray(np.ones((tiers.FAST_MAX_BYTES // 8 + next(_rows), 1)))
+    before = counts()
+    with xp.flags.using(tiered=True):
+        np.asarray(standardize(x))
+    d = delta(before)
+    assert (d["compiles"], d["fast_compiles"]) == (1, 0)
+
+
+def test_recompiles_while_other_threads_run_the_graph():
+    """Threads running one fast-compiled structure while its recompile is queued and swapped:
+    no deadlock, every value right."""
+    X = np.random.default_rng(4).standard_normal(fresh())
+    ref = ((X - X.mean(axis=0)) / X.std(axis=0)).tobytes()
+    x = xp.asarray(X)
+    bad = []
+
+    def work():
+        for _ in range(20):
+            if np.asarray(standardize(x)).tobytes() != ref:
+                bad.append(1)
+
+    before = counts()
+    with xp.flags.using(tiered=True, tiered_runs=1):
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not any(t.is_alive() for t in threads)
+        assert xp.debug.settle(60)
+    assert not bad
+    d = delta(before)
+    assert d["fast_compiles"] == 1 and d["background_compiles"] == 1 and d["swaps"] == 1
+
+
+def test_settle_from_a_hook_raises():
+    x = xp.asarray(np.ones(fresh()))
+    errors = []
+
+    def hook(event):
+        try:
+            xp.debug.settle(0)
+        except RuntimeError as e:
+            errors.append(e)
+
+    off = xp.debug.on_compile(hook)
+    try:
+        np.asarray(standardize(x))
+    finally:
+        off()
+    assert errors and "wait for itself" in str(errors[0])
+
+
+SCRIPT = """
+import json, sys, time, numpy as np, xla_array as xp
+xp.flags.set(host_first=False, tiered=True, tiered_runs=1)
+x = xp.asarray(np.arange(60.0).reshape(12, 5) % 7)
+vals = [np.asarray((x - xp.mean(x, axis=0)) / xp.std(x, axis=0)).tobytes().hex()
+        for _ in range(int(sys.argv[1]))]
+if sys.argv[2] == "settle":
+    xp.debug.settle(60)
+m = xp.debug.metrics()
+print(json.dumps({k: m[k] for k in ("compiles", "fast_compiles", "disk_hits", "swaps")}
+                 | {"vals": sorted(set(vals)), "t": time.perf_counter()}))
+"""
+
+
+def _process(folder, runs, settle):
+    env = dict(os.environ, XLA_ARRAY_CACHE_DIR=str(folder))
+    env.pop("XLA_ARRAY_TIERED", None)
+    t0 = time.time()
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(runs), settle], env=env,
+                         check=True, capture_output=True, text=True, timeout=120)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r["wall"] = time.time() - t0
+    return r
+
+
+def test_the_disk_cache_keeps_the_fast_then_the_optimized_executable(tmp_path):
+    folder = tmp_path / "cache"
+    one = _process(folder, 1, "")  # fast compile, stored
+    assert (one["compiles"], one["fast_compiles"], one["disk_hits"]) == (1, 1, 0)
+    two = _process(folder, 3, "settle")  # the fast one from disk, recompiled, stored
+    assert (two["compiles"], two["disk_hits"], two["swaps"]) == (0, 1, 1)
+    three = _process(folder, 1, "")  # the optimized one from disk
+    assert (three["compiles"], three["disk_hits"], three["swaps"]) == (0, 1, 0)
+    assert one["vals"] == two["vals"] == three["vals"] and len(one["vals"]) == 1
+    assert len(list(folder.glob("*.xla"))) == 2
+
+
+SLOW_RECOMPILE = """
+import threading, time, numpy as np, xla_array as xp
+from xla_array.core import backend
+compile = backend.compile
+def slow(*a, **k):  # the background recompile takes 60 s more
+    if threading.current_thread().name == "xla_array-recompile":
+        time.sleep(60)
+    return compile(*a, **k)
+backend.compile = slow
+xp.flags.set(host_first=False, tiered=True, tiered_runs=1)
+x = xp.asarray(np.arange(60.0).reshape(12, 5))
+for _ in range(2):
+    np.asarray(x * 2.0 + 1.0)
+assert xp.debug.metrics()["fast_compiles"] == 1
+assert not xp.debug.settle(0.1)  # (queued, running)
+print("exiting")
+"""
+
+
+def test_exit_does_not_wait_for_a_queued_recompile():
+    """A process that queued a recompile (here one that takes a minute) and exits at once
+    ends cleanly (status 0) without waiting for it."""
+    env = dict(os.environ, XLA_ARRAY_CACHE_DIR="off")
+    env.pop("XLA_ARRAY_TIERED", None)
+    t0 = time.time()
+    out = subprocess.run([sys.executable, "-c", SLOW_RECOMPILE], env=env, check=True,
+                         capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip().endswith("exiting")
+    assert time.time() - t0 < 45
+
+
+def test_the_fast_tier_is_part_of_the_memory_cache_entry():
+    """A swapped executable replaces the fast one under the same key (no second entry)."""
+    x = xp.asarray(np.ones(fresh()))
+    with xp.flags.using(tiered="wait", tiered_runs=1):
+        np.asarray(standardize(x))
+        n = len(executables)
+        np.asarray(standardize(x))
+        assert len(executables) == n
