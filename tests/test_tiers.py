@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import xla_array as xp
+from xla_array.core import hosteval
 from xla_array.core.cache import executables
 
 pytestmark = pytest.mark.usefixtures("on_cpu")
@@ -25,13 +26,19 @@ pytestmark = pytest.mark.usefixtures("on_cpu")
 _rows = iter(range(2001, 3000))
 
 
-def fresh(cols=7):
+def fresh(rows=7):
     """A matrix shape no other test uses: its graphs are new structures."""
-    return (next(_rows), cols)
+    return (rows, next(_rows))
 
 
 def standardize(a):
-    return (a - xp.mean(a, axis=0)) / xp.std(a, axis=0)
+    """Rows standardized (sums along rows: NumPy's order with or without the native kernels,
+    so the graph takes the fast tier in the suite's leg without native code too)."""
+    return (a - xp.mean(a, axis=1, keepdims=True)) / xp.std(a, axis=1, keepdims=True)
+
+
+def reference(X):
+    return (X - X.mean(axis=1, keepdims=True)) / X.std(axis=1, keepdims=True)
 
 
 def counts():
@@ -57,7 +64,7 @@ def test_an_exact_graph_compiles_fast_then_optimized_with_the_same_bits():
         runs.append(np.asarray(standardize(x)))  # the optimized executable
         assert delta(before)["compiles"] == 1
         assert "tiered compilation on" in xp.debug.explain()
-    ref = (X - X.mean(axis=0)) / X.std(axis=0)
+    ref = reference(X)
     for r in runs:
         assert r.tobytes() == ref.tobytes()
 
@@ -90,7 +97,7 @@ def test_off_and_wait():
         second = np.asarray(standardize(x2))  # recompiled in this run, which uses it
         assert delta(before)["swaps"] == 1 and delta(before)["background_compiles"] == 1
     assert first.tobytes() == second.tobytes()
-    assert a.tobytes() == ((X - X.mean(axis=0)) / X.std(axis=0)).tobytes()
+    assert a.tobytes() == reference(X).tobytes()
 
 
 def test_a_set_optimization_level_turns_tiering_off():
@@ -107,6 +114,9 @@ def test_exact_graphs_have_the_same_bits_fast_and_optimized(dtype):
     and selects, integer ops, gathers, a LAPACK call, NumPy's BLAS and loops through the
     native kernels): each one's fast and optimized runs, bit for bit (the suite's check mode
     compares each with NumPy's too)."""
+    if not hosteval._column_kernel():
+        pytest.skip("the native kernels are not in use: column sums and products are XLA's, "
+                    "which the fast tier does not take")
     rng = np.random.default_rng(3)
     n = 20_000 + next(_rows)
     X = (rng.standard_normal((n, 4)) * 10.0 ** rng.integers(-20, 20, (n, 4))).astype(dtype)
@@ -137,7 +147,7 @@ def test_graphs_of_large_values_compile_optimized_at_once():
     than its compile saves."""
     from xla_array.core import tiers
 
-    x = xp.asarray(np.ones((tiers.FAST_MAX_BYTES // 8 + next(_rows), 1)))
+    x = xp.asarray(np.ones((1, tiers.FAST_MAX_BYTES // 8 + next(_rows))))
     before = counts()
     with xp.flags.using(tiered=True):
         np.asarray(standardize(x))
@@ -149,7 +159,7 @@ def test_recompiles_while_other_threads_run_the_graph():
     """Threads running one fast-compiled structure while its recompile is queued and swapped:
     no deadlock, every value right."""
     X = np.random.default_rng(4).standard_normal(fresh())
-    ref = ((X - X.mean(axis=0)) / X.std(axis=0)).tobytes()
+    ref = reference(X).tobytes()
     x = xp.asarray(X)
     bad = []
 
