@@ -18,7 +18,8 @@ Bits: the results are the compiled graph's, NaN payloads aside. Rules exist only
 lowering rounds as NumPy does; a rule raises ``NotExact`` for values where it cannot promise
 that (an out-of-range float-to-integer cast, a zero max/min, whose sign follows XLA's order), and
 subnormal numbers, which compiled code flushes to zero, are looked for in every computing op's
-float operands and results: any of these and the graph compiles instead. The test suite runs
+float operands and results (a buffer once: ``mark_clean``): any of these and the graph compiles
+instead. The test suite runs
 with ``XLA_ARRAY_HOST_FIRST=check``: every graph compiles, and the bits of each run whose ops
 have rules are compared with the host's (``expected``, ``compare``).
 
