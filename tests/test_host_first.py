@@ -445,3 +445,37 @@ def test_short_row_reductions_are_numpys_and_the_compiled_bits(metrics, dtype, m
         np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
         assert g[~np.isnan(w)].tobytes() == w[~np.isnan(w)].tobytes()
     assert metrics()["host_checks"] == before + len(outs)
+
+
+def test_a_buffer_is_scanned_for_subnormals_once(host_first, monkeypatch):
+    """The leaves of host runs are scanned once (``hosteval.mark_clean``: buffers never
+    change), the host's own results never (their values were scanned when computed); a
+    buffer holding a subnormal is found at every run and its graphs compile."""
+    from xla_array.core import hosteval as he
+
+    scanned = []
+    real = he.has_subnormal
+
+    def counting(v):
+        scanned.append(v.size)
+        return real(v)
+
+    monkeypatch.setattr(he, "has_subnormal", counting)
+    shape = fresh_rows()
+    X = np.random.default_rng(7).standard_normal(shape)
+    x = xp.asarray(X)
+    y = x * 3.0
+    np.asarray(y)  # host run: x scanned, the product scanned
+    assert scanned.count(X.size) == 2
+    del scanned[:]
+    np.asarray(xp.sqrt(xp.abs(x)) + y)  # a new structure reading both
+    assert scanned.count(X.size) == 3  # the three results computed; neither leaf again
+    m = host_first()
+    assert m["host_runs"] == 2 and m["compiles"] == 0
+    bad = X.copy()
+    bad[0, 0] = 1e-310
+    z = xp.asarray(bad)
+    np.asarray(z * 2.0)  # two structures: each would run on the host but for z
+    np.asarray(xp.abs(z) - 1.0)
+    m = host_first()
+    assert m["host_runs"] == 2 and m["compiles"] == 2
