@@ -73,13 +73,17 @@ def fast_first(order: list, device: Any) -> bool:
     """Whether a new graph compiles in the fast tier: tiering on, no optimization level set,
     computed values of at most ``FAST_MAX_BYTES`` each, and every op rounding the same at any
     level (``hosteval.exact``: CPU, fast_math off)."""
-    mode = _flags._values["tiered"]
-    if not mode or _flags._values["opt_level"] is not None:
+    if not _on():
         return False
     for n in order:
         if math.prod(n.shape) * n.dtype.itemsize > FAST_MAX_BYTES:
             return False
     return hosteval.exact(order, device)
+
+
+def _on() -> bool:
+    """Tiering on (``tiered`` set, no ``opt_level`` set)."""
+    return bool(_flags._values["tiered"]) and _flags._values["opt_level"] is None
 
 
 class _Worker:
@@ -142,9 +146,8 @@ def settle(timeout: float | None = None) -> bool:
 def status() -> str:
     """The tiers in words (``debug.explain``)."""
     m = _metrics.snapshot()
-    mode = _flags._values["tiered"]
-    state = "off" if not mode or _flags._values["opt_level"] is not None else \
-        ("on, recompiles in the run that calls for them" if mode == "wait" else "on")
+    state = "off" if not _on() else ("on, recompiles in the run that calls for them"
+                                     if _flags._values["tiered"] == "wait" else "on")
     return (f"tiered compilation {state}: {m['fast_compiles']} fast compiles, "
             f"{m['background_compiles']} optimized recompiles "
             f"({m['background_compile_seconds']:.3f} s), {m['swaps']} swapped in, "

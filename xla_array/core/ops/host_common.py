@@ -21,10 +21,11 @@ def has_subnormal(v: np.ndarray) -> bool:
     temporaries as large and took 11 ms)."""
     if v.dtype.kind != "f" or not v.size:
         return False
+    flat = v.ravel(order="K")  # (a view of a C- or Fortran-ordered value: LAPACK's results)
     if _SCAN is not None and v.dtype.itemsize in _FIELDS:
-        return _SCAN(np.ascontiguousarray(v))
+        return _SCAN(flat)
     u, magnitude, mantissa = _FIELDS[v.dtype.itemsize]
-    bits = np.ascontiguousarray(v).reshape(-1).view(u)
+    bits = flat.view(u)
     one = u(1)
     for i in range(0, bits.size, _CHUNK):
         b = bits[i:i + _CHUNK] & magnitude

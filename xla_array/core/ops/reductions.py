@@ -309,10 +309,21 @@ def _leaf_kinds(c: int, tail: int, w: int) -> frozenset:
     lanes and ``tail`` leftover values: one kind for a regular row. Subproblems repeat (a
     depth has at most a few distinct sizes), so this takes a few dozen steps where listing
     the leaves of a row of millions of values took 160 ms."""
-    if w * c + tail <= 16 * w:
+    halves = _halves(c, tail, w)
+    if halves is None:
         return frozenset(((0, c),))
+    (h0, t0), (h1, t1) = halves
+    return frozenset((d + 1, b) for d, b in _leaf_kinds(h0, t0, w) | _leaf_kinds(h1, t1, w))
+
+
+def _halves(c: int, tail: int, w: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """NumPy's cut of ``c`` blocks of ``w`` lanes and ``tail`` leftover values: None for a leaf
+    (at most 16 blocks' worth: 128 real values), else the two halves' (blocks, leftovers), the
+    leftovers riding with the second."""
+    if w * c + tail <= 16 * w:
+        return None
     h = c // 2
-    return frozenset((d + 1, b) for d, b in _leaf_kinds(h, 0, w) | _leaf_kinds(c - h, tail, w))
+    return (h, 0), (c - h, tail)
 
 
 @functools.lru_cache(maxsize=256)
@@ -323,12 +334,13 @@ def _tree(k: int, t: int, w: int) -> tuple[int, list[tuple[int, int, int]], int]
     leaves: list[tuple[int, int, int]] = []
 
     def rec(s: int, c: int, tail: int, depth: int) -> None:
-        if w * c + tail <= 16 * w:
+        halves = _halves(c, tail, w)
+        if halves is None:
             leaves.append((s, c, depth))
             return
-        h = c // 2
-        rec(s, h, 0, depth + 1)
-        rec(s + h, c - h, tail, depth + 1)
+        (h0, t0), (h1, t1) = halves
+        rec(s, h0, t0, depth + 1)
+        rec(s + h0, h1, t1, depth + 1)
 
     rec(0, k, t, 0)
     depth = min(d for _, _, d in leaves)
