@@ -292,7 +292,9 @@ def _iota(n: Any, vals: list) -> np.ndarray:
 
 
 def _get(n: Any, vals: list) -> np.ndarray:
-    return vals[0][n.attrs.result]
+    # (C order: a multi-result rule may give LAPACK's Fortran-ordered arrays, and rules
+    # reading a value in memory order, NumPy's pairwise sums among them, expect C order)
+    return np.asarray(vals[0][n.attrs.result], order="C")
 
 
 def _dynamic_slice(n: Any, vals: list) -> np.ndarray:
