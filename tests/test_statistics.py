@@ -268,6 +268,34 @@ def test_bool_and_integer_reductions_over_trailing_axes_compile_without_the_tree
         np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
 
 
+@pytest.mark.usefixtures("on_cpu")  # the CPU compiler's HLO, the native kernels
+def test_float_reductions_xla_leaves_whole_do_not_keep_the_tree():
+    """Beside a bool reduction, float reductions that XLA does not add itself (column sums in
+    the column-sum kernel, a max over rows of 16) leave the graph without the tree (a
+    scikit-learn fit's finiteness check fused with its means); a float max over 20,000 rows
+    keeps it (the sign of a zero max follows XLA's order). Values are NumPy's."""
+    from xla_array.core import registry
+
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((20_000, 16))
+    x = xp.asarray(a)
+    kernel = "pairwise" in registry.KERNELS and registry.in_use(registry.KERNELS["pairwise"])
+    cases = [
+        (xp.where(xp.all(xp.isfinite(x)), xp.sum(x, axis=0), 0.0),
+         np.where(np.all(np.isfinite(a)), np.sum(a, axis=0), 0.0), not kernel),
+        (xp.where(xp.any(x > 2.5), xp.max(x, axis=1), 0.0),
+         np.where(np.any(a > 2.5), np.max(a, axis=1), 0.0), False),
+        (xp.where(xp.any(x > 2.5), xp.max(x, axis=0), 0.0),
+         np.where(np.any(a > 2.5), np.max(a, axis=0), 0.0), True),
+    ]
+    for k, (got, want, tree) in enumerate(cases):
+        assert ("reduce-window" in xp.debug.hlo(got)) == tree
+        if k == 0 and not kernel:  # (without the kernel XLA adds the rows, in its own order)
+            np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12)
+        else:
+            assert np.asarray(got).tobytes() == want.tobytes()
+
+
 def test_a_rows_sum_is_numpys_whatever_the_rows_and_graph_around_it():
     """SciPy's bootstrap compares the means of 100 resamples computed in one array and in ten
     of 10: the sum of a row must not depend on the other rows nor on the graph it is fused in.

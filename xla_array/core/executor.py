@@ -20,7 +20,7 @@ import numpy as np
 
 from . import backend as _backend
 from . import flags as _flags
-from . import hosteval, registry, tiers
+from . import hosteval, registry, rewrite, tiers
 from . import metrics as _metrics
 from . import telemetry as _telemetry
 from .cache import cpu_features, disk, executables
@@ -276,9 +276,14 @@ def _options() -> dict[str, Any]:
 def _graph_options(order: list[Node]) -> dict[str, Any]:
     """The compile options of one graph: the process's, and what its structure calls for."""
     options = _options()
-    if order_free_reductions(order):  # see _ops: one loop instead of a tree of kernels
+    if order_free_reductions(order, _by_kernel):  # one loop instead of a tree of kernels
         options["xla_disable_hlo_passes"] = "tree_reduction_rewriter"
     return options
+
+
+def _by_kernel(n: Node) -> bool:
+    """Whether a native kernel lowers node ``n`` (``rewrite.rules``: as the lowering decides)."""
+    return any(k.rule(n) is not None for k in rewrite.rules().get(n.op.name, ()))
 
 
 _SOURCE_DIGEST: list[str] = []

@@ -86,16 +86,27 @@ define("reduce", _infer_reduce, _lower_reduce, attrs=Reduce)
 
 
 
-def order_free_reductions(order: list) -> bool:
-    """Whether the graph ``order`` reduces, and only bool/integer values over trailing axes:
-    then it compiles without XLA's ``tree_reduction_rewriter`` (``executor``).
+# XLA:CPU's tree_reduction_rewriter cuts reduced axes longer than this into windows
+TREE_WINDOW = 32
+
+
+def order_free_reductions(order: list, by_kernel: Any = None) -> bool:
+    """Whether the graph ``order`` reduces bool/integer values over trailing axes, and every
+    reduction XLA would compute is such: then it compiles without XLA's
+    ``tree_reduction_rewriter`` (``executor``). ``by_kernel(n)``: whether a native kernel
+    lowers node ``n`` (the column-sum kernel takes float sums of many rows,
+    ``kernels/pairwise.py``); float sums written out in NumPy's order with no XLA reduction
+    (few rows, added in order) or lowered by a kernel do not count.
 
     XLA:CPU rewrites a large reduction into a tree of windowed reductions (for the accuracy of
     float sums); YNNPACK takes big float sums and max/min, but bool and integer reductions go
     through the tree: 3-5 kernels, each compiled by LLVM. Their result does not depend on the
     order (wrapping integer sums included), and over trailing axes one loop compiles and runs
     faster than the tree. Leading axes keep the tree: there one loop runs slower (figures in
-    docs/performance.md, "Measured choices")."""
+    docs/performance.md, "Measured choices"). A float sum XLA adds (more than
+    ``SEQUENTIAL_ROWS`` rows without the kernel) or a float max/min (the sign of a zero result
+    follows XLA's order) keeps it too: their bits would change with it. Reductions of at
+    most ``TREE_WINDOW`` values per result are left whole either way."""
     reduce_op = OPS["reduce"]
     found = False
     for n in order:
@@ -103,7 +114,12 @@ def order_free_reductions(order: list) -> bool:
             found = True
         elif n.op is reduce_op:
             x, axes = n.inputs[0], n.attrs.axes
+            if math.prod([x.shape[a] for a in axes]) <= TREE_WINDOW:
+                continue  # (XLA leaves it whole either way, even with its axes merged)
             if x.dtype.kind not in "biu":
+                if numpy_order(n) and (sum_plan(x.shape, axes)[1] <= SEQUENTIAL_ROWS or (
+                        by_kernel is not None and by_kernel(n))):
+                    continue  # (no XLA reduction: rows in order, or the kernel's calls)
                 return False
             r = len(x.shape)
             if tuple(sorted(axes)) != tuple(range(r - len(axes), r)):
