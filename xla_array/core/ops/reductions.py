@@ -225,10 +225,11 @@ def numpy_order_sum(e: Emitter, n: Any, x: str, row_call: Any = None,
         t0 -= 1
     lead = dims[:t0]
     p, m = math.prod(lead), math.prod(dims[t0:])
+    buffered = False  # the last step a kernel's call: its result is a buffer, not adds
     if t0 < len(dims):
         v = e.op("stablehlo.reshape", [v], tensor_type((p, m), acc))
-        v = row_call(e, v, p, m, acc) if row_call is not None and \
-            not regular_rows(m, 4 if acc.kind == "c" else 8) else pairwise_rows(e, v, p, m, acc)
+        buffered = row_call is not None and not regular_rows(m, 4 if acc.kind == "c" else 8)
+        v = row_call(e, v, p, m, acc) if buffered else pairwise_rows(e, v, p, m, acc)
     v = e.op("stablehlo.reshape", [v], tensor_type(lead, acc))
     rest = [j for j in red if j < t0]
     kept = [j for j in range(t0) if j not in rest]
@@ -240,10 +241,12 @@ def numpy_order_sum(e: Emitter, n: Any, x: str, row_call: Any = None,
                      tensor_type(tuple(lead[j] for j in rest + kept), acc),
                      f"permutation = {i64s(rest + kept)}")
         v = e.op("stablehlo.reshape", [v], tensor_type((r, k), acc))
+        buffered = False
         if r <= SEQUENTIAL_ROWS:
             v = _Rows(e, acc).in_order(v, (r, k), 0, r)
         elif column_call is not None:
             v = column_call(e, v, r, k, acc)
+            buffered = True
         else:
             v = e.op("stablehlo.reduce", [v, e.const(0, acc)], tensor_type((k,), acc),
                      "dimensions = array<i64: 0>", region=e.scalar_body("stablehlo.add", acc))
@@ -251,8 +254,11 @@ def numpy_order_sum(e: Emitter, n: Any, x: str, row_call: Any = None,
     v = _plus_zero(e, v, out, acc)
     # the sums computed once: written out of reshapes, slices and adds, they are elementwise
     # code to XLA, which fused them into consumers that broadcast them and so recomputed each
-    # sum per element read (pairwise distances' row norms: 2x slower)
-    v = e.op("stablehlo.optimization_barrier", [v], tensor_type(out, acc))
+    # sum per element read (pairwise distances' row norms: 2x slower). A kernel's result is a
+    # buffer already: its select fuses into the consumers (a kernel of its own to compile,
+    # each, behind the barrier: five of the 25 of an LDA fit's graph)
+    if not buffered:
+        v = e.op("stablehlo.optimization_barrier", [v], tensor_type(out, acc))
     if acc is not d:
         v = e.op("stablehlo.convert", [v], tensor_type(out, d))
     return e.op("stablehlo.reshape", [v], tensor_type(n.shape, d))
