@@ -184,10 +184,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
                               err) from None
     t2 = time.perf_counter()
     if disk_key is not None:
-        try:
-            disk.store(disk_key, exe.serialize(), {"targets": custom_targets(text)})
-        except _backend.BackendError as err:
-            log.info("xla_array: could not serialize an executable (%s)", err)
+        _store(disk_key, exe, custom_targets(text))
     _metrics.count("compiles")
     if fast:
         _metrics.count("fast_compiles")
@@ -206,6 +203,14 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
                                 "compile_seconds": t2 - t1, "total_seconds": t2 - t0,
                                 "where": _where_text(order, 3)})
     return Compiled(exe, text, key, t2 - t1, t1 - t0, pack, fast)
+
+
+def _store(disk_key: str, exe: Any, targets: list) -> None:
+    """Put executable ``exe`` in the disk cache (its custom-call ``targets`` beside it)."""
+    try:
+        disk.store(disk_key, exe.serialize(), {"targets": targets})
+    except _backend.BackendError as err:
+        log.info("xla_array: could not serialize an executable (%s)", err)
 
 
 def _from_disk(disk_key: str, key: Any, device: Any, pack: bool, t0: float,
@@ -253,10 +258,7 @@ def _tier_up(key: Any, old: Compiled, order: list, bufs: list, scalars: list, ou
                 executables.put(key, new)
                 _metrics.count("swaps")
         if disk_key is not None:
-            try:
-                disk.store(disk_key, exe.serialize(), {"targets": targets})
-            except _backend.BackendError as err:
-                log.info("xla_array: could not serialize an executable (%s)", err)
+            _store(disk_key, exe, targets)
 
     if _flags._values["tiered"] != "wait":
         tiers.submit(recompile)
@@ -282,8 +284,8 @@ def _graph_options(order: list[Node]) -> dict[str, Any]:
 
 
 def _by_kernel(n: Node) -> bool:
-    """Whether a native kernel lowers node ``n`` (``rewrite.rules``: as the lowering decides)."""
-    return any(k.rule(n) is not None for k in rewrite.rules().get(n.op.name, ()))
+    """Whether a native kernel lowers node ``n`` (as the lowering decides)."""
+    return rewrite.match(n) is not None
 
 
 _SOURCE_DIGEST: list[str] = []

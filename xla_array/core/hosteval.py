@@ -136,10 +136,9 @@ def _rule(n: Node, found: dict) -> tuple[Any, Any]:
     """(host rule, (inputs, attrs) or None) of node ``n`` as it will be lowered: the rule of
     the kernel that replaces it, when that kernel has one (``Kernel.host``, called with the
     rewrite's inputs and attrs), else the op's own (None: no rule)."""
-    for k in found.get(n.op.name, ()):
-        m = k.rule(n)
-        if m is not None:
-            return (k.host, m) if k.host is not None else (n.op.host, None)
+    hit = rewrite.match(n, found)
+    if hit is not None and hit[0].host is not None:
+        return hit[0].host, hit[1]
     return n.op.host, None
 
 

@@ -62,6 +62,19 @@ def rules() -> dict[str, list[registry.Kernel]]:
 _RULES: list = []
 
 
+def match(n: Any, found: dict | None = None) -> tuple[registry.Kernel, tuple] | None:
+    """(kernel, (inputs, attrs)) of the first kernel in use (``found``: ``rules()``) whose
+    rule takes node ``n``, or None: how the lowering decides (``apply``), asked as well by
+    the host tier and by the compile options."""
+    if found is None:
+        found = rules() if registry.KERNELS else {}
+    for k in found.get(n.op.name, ()):
+        m = k.rule(n)
+        if m is not None:
+            return k, m
+    return None
+
+
 def apply(order: list, outputs: list) -> tuple[list, list]:
     """(order, outputs) with every node a kernel in use replaces rewritten (the same lists
     when nothing matched)."""
@@ -74,17 +87,16 @@ def apply(order: list, outputs: list) -> tuple[list, list]:
     out = []
     for n in order:
         rep = None
-        for k in found.get(n.op.name, ()):
-            m = k.rule(n)
-            if m is not None:
-                inputs = tuple([new.get(id(x), x) for x in m[0]])
-                shape, dtype = k.op.infer(inputs, m[1])  # (validates the rule's result)
-                if shape != n.shape or dtype is not n.dtype:
-                    raise AssertionError(f"the {k.title} rewrote a {n.op.name} node of "
-                                         f"{n.dtype.name}{list(n.shape)} into one of "
-                                         f"{dtype.name}{list(shape)}")
-                rep = Rewritten(k.op, inputs, m[1], n)
-                break
+        hit = match(n, found)
+        if hit is not None:
+            k, m = hit
+            inputs = tuple([new.get(id(x), x) for x in m[0]])
+            shape, dtype = k.op.infer(inputs, m[1])  # (validates the rule's result)
+            if shape != n.shape or dtype is not n.dtype:
+                raise AssertionError(f"the {k.title} rewrote a {n.op.name} node of "
+                                     f"{n.dtype.name}{list(n.shape)} into one of "
+                                     f"{dtype.name}{list(shape)}")
+            rep = Rewritten(k.op, inputs, m[1], n)
         if rep is None and new:
             inputs = tuple([new.get(id(x), x) for x in n.inputs])
             if any(a is not b for a, b in zip(inputs, n.inputs)):

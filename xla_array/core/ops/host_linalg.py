@@ -14,7 +14,6 @@ flush-to-zero mode on, would have flushed) is ``NotExact``.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -51,19 +50,13 @@ def _lwork(query: Any, *args: Any, **kw: Any) -> int:
 
 def _direct(values: tuple, outs: tuple) -> tuple | None:
     """One matrix's LAPACK results as they are (no copy into C-ordered arrays: the ``get``
-    rule copies the ones a graph uses), or None where a shape or dtype is not the node's."""
+    rule copies the ones a graph uses), or None where a shape is not the node's."""
     out = []
     for v, (shape, d) in zip(values, outs):
         v = np.asarray(v)
         if v.shape != tuple(shape):
-            if v.size != 1 or math.prod(shape) != 1:
-                return None
-            v = v.reshape(shape)
-        if v.dtype != d.np:
-            if v.dtype.kind != d.np.kind or v.ndim:
-                return None
-            v = v.astype(d.np)
-        out.append(v)
+            return None
+        out.append(v if v.dtype == d.np else v.astype(d.np))  # (info: a Python int)
     return tuple(out)
 
 
@@ -122,21 +115,14 @@ def _gesdd(f: Any, p: str, cfg: dict, vals: list, outs: tuple) -> tuple:
     lwork = _lwork(getattr(f, p + "gesdd_lwork"), m, n, compute_uv=int(uv),
                    full_matrices=int(full))
     gesdd = getattr(f, p + "gesdd")
-    if not batch:  # LAPACK's own arrays (Fortran-ordered; ``get`` makes C order of those used)
-        ai = _fortran(a)
-        ui, si, vti, inf = gesdd(ai, compute_uv=int(uv), full_matrices=int(full), lwork=lwork,
-                                 overwrite_a=True)
-        direct = _direct((ai, si, ui if uv else u, vti if uv else vt, inf), outs)
-        if direct is not None:
-            return direct
-        x[()], s[()], info[()] = ai, si, inf
-        if uv:
-            u[()], vt[()] = ui, vti
-        return x, s, u, vt, info
     for i in _each(tuple(batch)):
         ai = _fortran(a[i])
         ui, si, vti, inf = gesdd(ai, compute_uv=int(uv), full_matrices=int(full), lwork=lwork,
                                  overwrite_a=True)
+        if not batch:  # one matrix: LAPACK's own (Fortran-ordered) arrays
+            direct = _direct((ai, si, ui if uv else u, vti if uv else vt, inf), outs)
+            if direct is not None:
+                return direct
         x[i], s[i], info[i] = ai, si, inf
         if uv:
             u[i], vt[i] = ui, vti
