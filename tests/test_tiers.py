@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import xla_array as xp
-from xla_array.core import hosteval
+from xla_array.core import backend, executor, hosteval
 from xla_array.core.cache import executables
 
 pytestmark = pytest.mark.usefixtures("on_cpu")
@@ -108,15 +108,13 @@ def test_a_set_optimization_level_turns_tiering_off():
     assert delta(before)["fast_compiles"] == 0
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_exact_graphs_have_the_same_bits_fast_and_optimized(dtype):
-    """A corpus of exact graphs (sums in NumPy's order, divisions, square roots, comparisons
-    and selects, integer ops, gathers, a LAPACK call, NumPy's BLAS and loops through the
-    native kernels): each one's fast and optimized runs, bit for bit (the suite's check mode
-    compares each with NumPy's too)."""
+def exact_corpus(dtype):
+    """Exact graphs (sums in NumPy's order, divisions, square roots, comparisons and selects,
+    integer ops, gathers, a LAPACK call, NumPy's BLAS and loops through the native kernels),
+    each of a shape no other test uses."""
     if not hosteval._column_kernel():
         pytest.skip("the native kernels are not in use: column sums and products are XLA's, "
-                    "which the fast tier does not take")
+                    "which are not exact")
     rng = np.random.default_rng(3)
     n = 20_000 + next(_rows)
     X = (rng.standard_normal((n, 4)) * 10.0 ** rng.integers(-20, 20, (n, 4))).astype(dtype)
@@ -132,6 +130,16 @@ def test_exact_graphs_have_the_same_bits_fast_and_optimized(dtype):
         lambda: xp.linalg.cholesky(m @ m.T + 40.0 * xp.eye(40, dtype=dtype)),
         lambda: xp.exp(x[:1000] * 1e-20) @ xp.log1p(xp.abs(x[:4, :3])),
     ]
+    for f in exprs:
+        assert hosteval.exact(executor.plan([f()._node])[0], x.device)
+    return exprs
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_exact_graphs_have_the_same_bits_fast_and_optimized(dtype):
+    """Each exact graph's fast and optimized runs, bit for bit (the suite's check mode
+    compares each with NumPy's too)."""
+    exprs = exact_corpus(dtype)
     with xp.flags.using(tiered="wait", tiered_runs=1):
         for f in exprs:
             before = counts()
@@ -140,6 +148,67 @@ def test_exact_graphs_have_the_same_bits_fast_and_optimized(dtype):
             d = delta(before)
             assert (d["fast_compiles"], d["swaps"]) == (1, 1), d
             assert fast.tobytes() == optimized.tobytes()
+
+
+class CompileOptions:
+    """Records the LLVM options of each compile."""
+
+    def __init__(self, monkeypatch):
+        self.llvm = []
+        compile_ = backend.compile
+
+        def spy(text, devices, *, options=None):
+            self.llvm.append((options or {}).get(backend.LLVM_OPTIONS) or None)
+            return compile_(text, devices, options=options)
+
+        monkeypatch.setattr(backend, "compile", spy)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_exact_graphs_have_the_same_bits_with_and_without_llvm_unrolling(dtype, monkeypatch):
+    """Exact graphs compile with LLVM's loop unrolling off (``executor.EXACT_LLVM``: a third
+    less compile time on small values): each one's bits are those it has unrolled."""
+    exprs = exact_corpus(dtype)
+    seen = CompileOptions(monkeypatch)
+    for f in exprs:
+        executables.clear()
+        plain = np.asarray(f())
+        with monkeypatch.context() as m:
+            m.setattr(executor, "EXACT_LLVM", "")
+            executables.clear()
+            unrolled = np.asarray(f())
+        assert plain.tobytes() == unrolled.tobytes()
+    assert seen.llvm == [executor.EXACT_LLVM, None] * len(exprs)
+
+
+def test_llvm_options_reach_the_compile_options():
+    """LLVM's options go into XLA's serialized debug options (a map the overrides cannot
+    set), beside the other options; with none, the options are XLA's defaults."""
+    devices = backend.devices()
+    opts = backend._compile_options(devices, {backend.LLVM_OPTIONS: "-unroll-threshold=0",
+                                              "xla_backend_optimization_level": 2})
+    blob = opts.SerializeAsString()
+    assert b"-unroll-threshold" in blob and b"\x12\x010" in blob  # (name, value "0")
+    assert opts.env_option_overrides == [("xla_backend_optimization_level", 2)]
+    assert b"-unroll" not in backend._compile_options(devices, None).SerializeAsString()
+
+
+def test_graphs_with_xla_float_arithmetic_compile_with_llvm_unrolling(monkeypatch):
+    """XLA's own float reductions (their additions and products may be reassociated: LLVM's
+    unrolling decides the order; a product of 3 values differs unrolled or not) and its float
+    floored division keep LLVM's defaults; so do graphs off the CPU or with fast_math."""
+    rng = np.random.default_rng(4)
+    x = xp.asarray(rng.standard_normal(fresh(3)))
+    seen = CompileOptions(monkeypatch)
+    prod = np.asarray(xp.prod(x, axis=0))
+    floor = np.asarray(x // 0.3)
+    with xp.flags.using(fast_math=True):
+        np.asarray(standardize(x))
+    np.asarray(standardize(x))
+    assert seen.llvm == [None, None, None, executor.EXACT_LLVM]
+    X = np.asarray(x)
+    np.testing.assert_allclose(prod, np.prod(X, axis=0), rtol=1e-15)
+    np.testing.assert_array_equal(floor, X // 0.3)
 
 
 def test_graphs_of_large_values_compile_optimized_at_once():

@@ -24,8 +24,8 @@ from jaxlib import xla_client as xc
 from . import scipy_lapack as _scipy_lapack
 
 __all__ = [
-    "JAXLIB_VERSION", "BackendError", "Executable", "block", "buffer_device", "client",
-    "compile", "copy_to_device", "delete", "deserialize", "devices", "is_local",
+    "JAXLIB_VERSION", "LLVM_OPTIONS", "BackendError", "Executable", "block", "buffer_device",
+    "client", "compile", "copy_to_device", "delete", "deserialize", "devices", "is_local",
     "from_dlpack", "is_deleted", "platforms", "put", "put_batch", "register_lapack",
     "register_ffi", "ffi_include_dir",
     "to_dlpack", "to_numpy",
@@ -410,8 +410,41 @@ def from_dlpack(obj: Any, device: Any) -> Any:
 
 
 # --- compilation and execution ----------------------------------------------------------------
+# DebugOptions.xla_backend_extra_options (field 500 of xla.proto; the same in jaxlib 0.10 and
+# 0.12): options XLA passes to LLVM's command line when it compiles a module, re-read whenever
+# a compile's set differs from the last one's (XLA's LLVMCommandLineOptionsLock), so they apply
+# per compile. A map, which CompileOptions' overrides cannot set: it is merged into the
+# serialized options (CompileOptions 3 -> ExecutableBuildOptions 3 -> DebugOptions 500).
+LLVM_OPTIONS = "xla_backend_extra_options"
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited protobuf field."""
+    def varint(v: int) -> bytes:
+        out = bytearray()
+        while True:
+            out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+            v >>= 7
+            if not v:
+                return bytes(out)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def _with_llvm_options(llvm: str) -> Any:
+    """New CompileOptions carrying the LLVM options ``llvm`` ("-name=value,..."), with
+    XLA's defaults (and XLA_FLAGS') for everything else."""
+    entries = b""
+    for item in filter(None, (s.strip() for s in llvm.split(","))):
+        name, _, value = item.partition("=")
+        entries += _field(500, _field(1, name.encode()) + _field(2, value.encode()))
+    base = xc.CompileOptions().SerializeAsString()
+    return xc.CompileOptions.ParseFromString(base + _field(3, _field(3, entries)))
+
+
 def _compile_options(devices: list[Any], options: dict[str, Any] | None) -> Any:
-    opts = xc.CompileOptions()
+    options = dict(options or {})
+    llvm = options.pop(LLVM_OPTIONS, None)
+    opts = _with_llvm_options(str(llvm)) if llvm else xc.CompileOptions()
     n = len(devices)
     if n > 1:  # SPMD: one replica, n partitions; Shardy works for sdy and GSPMD annotations
         opts.num_replicas, opts.num_partitions = 1, n
@@ -437,6 +470,7 @@ def compile(text: str | bytes, devices: list[Any], *,
     Several devices compile one SPMD program (one partition per device, Shardy partitioner).
     ``options`` are XLA debug options (``xla_backend_optimization_level``, ``xla_dump_to``, ...);
     an unknown name, like a compile error, raises BackendError with XLA's message.
+    ``LLVM_OPTIONS`` takes LLVM's own, as "-name=value,-name2=value2".
     """
     if not devices:
         raise ValueError("compile needs at least one device")

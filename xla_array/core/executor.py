@@ -160,7 +160,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
         raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
                            f"graph differs from the cached ones by: {explain_key(key)}")
     t0 = time.perf_counter()
-    options = _graph_options(order)
+    options = _graph_options(order, device)
     disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
     if disk_key is not None:
         found = _from_disk(disk_key, key, device, pack, t0)
@@ -242,7 +242,7 @@ def _tier_up(key: Any, old: Compiled, order: list, bufs: list, scalars: list, ou
     old.fast = False  # (queued once)
     text = old.text or lower(order, bufs, scalars, outs, donate,
                              device._annotations(bufs, scalars, outs), old.packed)
-    options = _graph_options(order)
+    options = _graph_options(order, device)
     disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
     targets = custom_targets(text)
 
@@ -275,11 +275,25 @@ def _options() -> dict[str, Any]:
     return options
 
 
-def _graph_options(order: list[Node]) -> dict[str, Any]:
+# LLVM's options for graphs whose bits do not depend on how LLVM optimizes them: no loop
+# unrolling. LLVM unrolls every loop of known short length in full (a kernel over 64 values
+# becomes 64 copies of its body, 16 vector steps of a polynomial for exp) and then optimizes
+# and emits the copies: without it, kernels on small values compile in a third less time,
+# large ones (vectorized loops, which the vectorizer still interleaves) in about the same,
+# and they run as fast (benchmarks/bench.py, docs/results-log.md). It changes the bits of
+# XLA's own float reductions (a product of 3 values, fully unrolled, multiplies in order; not
+# unrolled, the vectorizer's order), so it is only for graphs of exact ops, whose bits the
+# lowering writes out whatever LLVM does (they are identical at every optimization level).
+EXACT_LLVM = "-unroll-threshold=0"
+
+
+def _graph_options(order: list[Node], device: Any) -> dict[str, Any]:
     """The compile options of one graph: the process's, and what its structure calls for."""
     options = _options()
     if order_free_reductions(order, _by_kernel):  # one loop instead of a tree of kernels
         options["xla_disable_hlo_passes"] = "tree_reduction_rewriter"
+    if hosteval.exact(order, device):
+        options[_backend.LLVM_OPTIONS] = EXACT_LLVM
     return options
 
 

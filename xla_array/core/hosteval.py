@@ -120,6 +120,9 @@ def _rules(order: list[Node], device: Any, max_bytes: int | None) -> list | None
             return None  # many rows added by XLA's reduction, in its own order
         if n.op.name == "cumreduce" and n.dtype.kind == "f" and not _in_use("scan"):
             return None  # XLA's scan, in its own order
+        if n.dtype.kind in "fc" and (n.op.name in ("floor_divide", "remainder") or (
+                n.op.name == "reduce" and n.attrs.kind == "prod")):
+            return None  # XLA's own float code (its rules raise NotExact whatever the values)
         for x in n.inputs:
             if x.dtype.name not in DTYPES:
                 return None
