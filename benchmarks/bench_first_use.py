@@ -17,7 +17,8 @@ at 10,000 x 16 and 100,000 x 64, for NumPy and xla_array with an empty and a war
 size and contender in a fresh process.
 
 Reported per contender: import seconds, session total, each expression's time, and for
-xla_array the compiles, compile seconds and disk-cache loads (``xp.debug.metrics()``).
+xla_array the compiles, compile seconds and disk-cache loads (``xp.debug.metrics()``), and
+the compile seconds inside each scikit-learn fit (``fit_compile_s`` in the JSON).
 
 Usage: python3 benchmarks/bench_first_use.py [--contenders numpy,jax_eager,xla_cold,xla_warm]
                                              [--sklearn] [--sizes 10000x16,100000x64]
@@ -274,12 +275,17 @@ def child_sklearn(contender: str, n: int, d: int) -> dict:
         "GaussianMixture": (lambda: GaussianMixture(  # (k-means init has no array-API path)
             n_components=3, max_iter=20, init_params="random_from_data", random_state=0), None),
     }
+    def compile_s() -> float:
+        return 0.0 if contender == "numpy" else xp.debug.metrics()["compile_seconds"]
+
     fits: dict[str, Any] = {}
+    fit_compile_s: dict[str, list] = {}  # the compile seconds inside each fit
     with sklearn.config_context(array_api_dispatch=contender != "numpy"):
         for name, (make, target) in estimators.items():
-            times = []
+            times, compiled = [], []
             for _ in range(2):
                 est = make()
+                c = compile_s()
                 t = time.perf_counter()
                 try:
                     est.fit(Xc) if target is None else est.fit(Xc, target)
@@ -288,9 +294,13 @@ def child_sklearn(contender: str, n: int, d: int) -> dict:
                     times = [f"{type(e).__name__}: {str(e)[:80]}"]
                     break
                 times.append(time.perf_counter() - t)
+                compiled.append(compile_s() - c)
             fits[name] = times
+            fit_compile_s[name] = compiled
     out: dict[str, Any] = {"contender": contender, "n": n, "d": d, "import_s": import_s,
                            "fits": fits}
+    if contender != "numpy":
+        out["fit_compile_s"] = fit_compile_s
     if contender != "numpy":
         m = xp.debug.metrics()
         out.update(compiles=m["compiles"], compile_s=m["compile_seconds"],
@@ -391,7 +401,11 @@ def main() -> None:
                     cells = "  ".join(
                         f"{k[:12]} {' / '.join(_ms(t).strip() for t in v)}"
                         for k, v in r["fits"].items())
-                    extra = f"  ({r['compiles']} compiles)" if "compiles" in r else ""
+                    extra = ""
+                    if "compiles" in r:
+                        first = sum(v[0] for v in r["fit_compile_s"].values() if v)
+                        extra = (f"  ({r['compiles']} compiles, {first * 1e3:,.0f} ms of "
+                                 f"them in the first fits)")
                     print(f"{size:<10} {c:<9} {cells}{extra}")
     if args.json:
         with open(args.json, "w") as f:

@@ -12,6 +12,7 @@ import pytest
 
 import xla_array as xp
 from xla_array.core import hosteval
+from xla_array.core.cache import executables
 from xla_array.core.ops.reductions import SEQUENTIAL_ROWS, sum_plan
 from xla_array.core.ops.structural import OPS
 
@@ -504,3 +505,65 @@ def test_a_host_run_drops_each_value_after_its_last_use(host_first):
     assert host_first()["host_runs"] == 1
     assert out.tobytes() == ref.tobytes()
     assert peak < 4 * X.nbytes, peak / X.nbytes  # (20 values computed; 2-3 alive at a time)
+
+
+@pytest.fixture
+def small_tails(monkeypatch):
+    """Graphs with a value above 1 KiB compile (the host tier's bound, lowered), without their
+    tail of values of at most 512 bytes (``hosteval.tail``)."""
+    monkeypatch.setattr(hosteval, "MAX_BYTES", 1024)
+    monkeypatch.setattr(hosteval, "TAIL_MIN_BYTES", 1024)
+    monkeypatch.setattr(hosteval, "TAIL_BYTES", 512)
+
+
+def test_a_compiled_graph_leaves_its_small_tail_to_the_host(host_first, small_tails,
+                                                            monkeypatch):
+    """What a library does after a decomposition (singular values scaled, their ratios, the
+    components signed) compiles as a kernel each; NumPy computes it in microseconds. The
+    graph compiles without it, and it runs as a graph of its own over the values the
+    compiled part computed, on the host first: the bits of the whole graph compiled."""
+    X = np.random.default_rng(7).standard_normal(fresh_rows()).T.copy()  # (n, 3)
+    n = X.shape[0]
+
+    def fit(x):
+        c = x - xp.mean(x, axis=0)
+        u, s, vt = xp.linalg.svd(c, full_matrices=False)
+        ev = s * s / (n - 1)
+        ratio = ev / xp.sum(ev)
+        signs = xp.sign(vt[:, :1])
+        return c * 2.0, ratio, vt * signs, xp.sqrt(ev[1:]) + 1.0
+
+    x = xp.asarray(X)
+    split = fit(x)
+    xp.materialize(*split)
+    m = host_first()
+    assert (m["compiles"], m["host_runs"]) == (1, 1)
+    split = [np.asarray(v) for v in split]
+    monkeypatch.setattr(hosteval, "TAIL_MIN_NODES", 10 ** 9)  # the same graph, whole
+    executables.clear()
+    whole = fit(x)
+    xp.materialize(*whole)
+    m = host_first()
+    assert (m["compiles"], m["host_runs"]) == (2, 1)
+    for a, b in zip(split, whole):
+        assert a.tobytes() == np.asarray(b).tobytes()
+    np.testing.assert_allclose(split[1], np.linalg.svd(X - X.mean(axis=0))[1] ** 2 /
+                               np.sum(np.linalg.svd(X - X.mean(axis=0))[1] ** 2), rtol=1e-12)
+
+
+def test_a_tail_the_host_cannot_match_compiles(host_first, small_tails):
+    """A max over zeros of both signs (whose sign follows XLA's order): the tail compiles as a
+    graph of its own."""
+    X = np.random.default_rng(8).standard_normal(fresh_rows()).T.copy()
+    X[:, 0] = np.abs(X[:, 0])
+    X[:, 1] = -np.abs(X[:, 1])  # column sums of both signs
+    x = xp.asarray(X)
+    col = xp.sum(x, axis=0)
+    big = x * 2.0
+    t = xp.max(col * 0.0) + xp.min(col) * 2.0 + xp.max(col)
+    xp.materialize(big, t)
+    m = host_first()
+    assert (m["compiles"], m["host_runs"]) == (2, 0)
+    s = np.asarray(col)  # (NumPy's sums with the column-sum kernel, XLA's without it)
+    assert float(t) == 0.0 + s.min() * 2.0 + s.max()
+    assert np.asarray(big).tobytes() == (X * 2.0).tobytes()

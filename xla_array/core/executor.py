@@ -14,7 +14,7 @@ import re
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -43,7 +43,7 @@ class CompileError(RuntimeError):
 
 class Compiled:
     __slots__ = ("exe", "text", "key", "compile_seconds", "lower_seconds", "out_specs", "packed",
-                 "checks", "fast", "runs")
+                 "checks", "fast", "runs", "split")
 
     def __init__(self, exe: Any, text: str, key: Any, cs: float, ls: float,
                  packed: bool = False, fast: bool = False) -> None:
@@ -52,6 +52,7 @@ class Compiled:
         self.packed = packed  # scalars passed as one vector per dtype (``packs_scalars``)
         self.fast = fast  # compiled in the fast tier, its optimized recompile not queued yet
         self.runs = 0  # runs since (``tiers.py``)
+        self.split: Split | None = None  # the graph's device part, its tail on the host
         self.exe = exe
         self.text = text
         self.key = key
@@ -147,21 +148,53 @@ def register_targets(kinds: list[str]) -> None:
             raise _backend.BackendError(f"the {k.title} is unavailable here ({k.error()})")
 
 
+class Split(NamedTuple):
+    """A graph compiled without its host tail (``hosteval.tail``): positions of the device
+    part's buffer and scalar leaves (in the plan's lists), of its outputs (in the plan's order:
+    the graph's outputs it computes and the values the tail reads), and of the graph's outputs
+    the tail computes (in the plan's outputs)."""
+    bufs: tuple
+    scalars: tuple
+    outs: tuple
+    roots: tuple
+
+
+def _compile_split(key: Any, order: list, bufs: list, scalars: list, outs: list, device: Any,
+                   host: frozenset, by_tail: frozenset) -> Compiled:
+    """The executable of graph ``order`` but for the nodes at positions ``host``, which the
+    host computes after each run (``_run``) from the values of the nodes ``by_tail`` names."""
+    part = [n for i, n in enumerate(order) if i not in host]
+    read = {id(x) for n in part for x in n.inputs}  # by the device part
+    wanted = by_tail | {id(n) for n in outs}
+    in_tail = {id(order[i]) for i in host}
+    split = Split(tuple(i for i, n in enumerate(bufs) if id(n) in read),
+                  tuple(i for i, n in enumerate(scalars) if id(n) in read),
+                  tuple(i for i, n in enumerate(order) if i not in host and id(n) in wanted),
+                  tuple(i for i, n in enumerate(outs) if id(n) in in_tail))
+    compiled = compile_graph(key, part, [bufs[i] for i in split.bufs],
+                             [scalars[i] for i in split.scalars],
+                             [order[i] for i in split.outs], device,
+                             variant=f"; host tail {sorted(host)}")
+    compiled.split = split
+    return compiled
+
+
 def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
                   device: Any, donate: frozenset = frozenset(), pack: bool = False,
-                  fast: bool = False) -> Compiled:
+                  fast: bool = False, variant: str = "") -> Compiled:
     """The executable of a planned graph (memory cache aside: the caller's). ``pack``: the
     scalars come packed, one vector per dtype (what ``packs_scalars`` decides for
     materializations; the caller passes its arguments accordingly). ``fast``: the fast tier
     (``tiers.py``): the optimized executable from the disk cache if there is one, else the
-    fast one, compiled if needed."""
+    fast one, compiled if needed. ``variant``: what else the disk cache's key must tell apart
+    (a part of the graph ``key`` names: ``_compile_split``)."""
     limit = int(_flags.get("max_compiles"))
     if limit and _metrics.snapshot()["compiles"] >= limit:
         raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
                            f"graph differs from the cached ones by: {explain_key(key)}")
     t0 = time.perf_counter()
     options = _graph_options(order, device)
-    disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
+    disk_key = disk.key_text(key, _disk_context(options) + variant) if disk.folder() else None
     if disk_key is not None:
         found = _from_disk(disk_key, key, device, pack, t0)
         if found is not None:
@@ -169,7 +202,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     if fast:
         options = {**options, **tiers.FAST_OPTIONS}
         if disk_key is not None:
-            disk_key = disk.key_text(key, _disk_context(options))
+            disk_key = disk.key_text(key, _disk_context(options) + variant)
             found = _from_disk(disk_key, key, device, pack, t0, fast=True)
             if found is not None:
                 return found
@@ -519,15 +552,25 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     if compiled is None:
         _metrics.count("cache_misses")
         executables.note_miss(key)
-        compiled = compile_graph(key, order, bufs, scalars, outs, device, donate,
-                                 packs_scalars(order, scalars, device),
-                                 tiers.fast_first(order, device))
+        pack = packs_scalars(order, scalars, device)
+        tail = None if donate or pack else hosteval.tail(order, device)
+        if tail is None:
+            compiled = compile_graph(key, order, bufs, scalars, outs, device, donate, pack,
+                                     tiers.fast_first(order, device))
+        else:
+            compiled = _compile_split(key, order, bufs, scalars, outs, device, *tail)
         executables.put(key, compiled)
         hit = False
     else:
         hit = True
         if compiled.fast:
             compiled = _tier_up(key, compiled, order, bufs, scalars, outs, device, donate)
+    split = compiled.split
+    graph_outs = outs
+    if split is not None:  # the device part's leaves and outputs
+        args = [args[i] for i in split.bufs]
+        scalars = [scalars[i] for i in split.scalars]
+        outs = [order[i] for i in split.outs]
     if compiled.packed:  # one vector per dtype
         for d, idxs in scalar_groups(scalars):
             args.append(packed_buffer(np.array([scalars[i].value for i in idxs], dtype=d.np),
@@ -547,7 +590,7 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     t1 = time.perf_counter()
     if compiled.checks:
         run_checks(outs, results, compiled.checks)
-    if expected is not None:
+    if expected is not None and split is None:
         hosteval.compare(order, outs, expected, [_backend.to_numpy(r) for r in results])
     if hit and cause is not None:
         _metrics.materialized_hit(cause, where, t1 - t0)
@@ -556,6 +599,11 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
             _metrics.materialization(cause, where)
         _metrics.executed(t1 - t0, hit)
     _write_back(outs, results)
+    if split is not None:  # the tail: a graph of its own over the values just computed
+        _run([graph_outs[i] for i in split.roots], device)
+        if expected is not None:
+            hosteval.compare(order, graph_outs, expected,
+                             [_backend.to_numpy(n.buffer) for n in graph_outs])
 
 
 def _write_back(outs: list[Node], results: list) -> None:

@@ -103,31 +103,95 @@ def exact(order: list[Node], device: Any) -> bool:
 
 
 def _rules(order: list[Node], device: Any, max_bytes: int | None) -> list | None:
-    if _flags._values["fast_math"]:
+    if not _host_side(device):
         return None
-    if type(device) is not Device or device.platform != "cpu" or not device._local:
-        return None  # (a Mesh: its pieces live on several devices)
     found = _kernels()
     rules = []
     for n in order:
-        rule = _rule(n, found)
-        if rule[0] is None or n.dtype.name not in DTYPES or (
-                max_bytes is not None and math.prod(n.shape) * n.dtype.itemsize > max_bytes):
+        rule = _exact_rule(n, found)
+        if rule is None or (max_bytes is not None and _nbytes(n) > max_bytes):
             return None
-        if n.op.name == "reduce" and n.dtype.kind == "f" and n.attrs.kind == "sum" and \
-                sum_plan(n.inputs[0].shape, n.attrs.axes)[1] > SEQUENTIAL_ROWS and \
-                not _column_kernel():
-            return None  # many rows added by XLA's reduction, in its own order
-        if n.op.name == "cumreduce" and n.dtype.kind == "f" and not _in_use("scan"):
-            return None  # XLA's scan, in its own order
-        if n.dtype.kind in "fc" and (n.op.name in ("floor_divide", "remainder") or (
-                n.op.name == "reduce" and n.attrs.kind == "prod")):
-            return None  # XLA's own float code (its rules raise NotExact whatever the values)
-        for x in n.inputs:
-            if x.dtype.name not in DTYPES:
-                return None
         rules.append(rule)
     return rules
+
+
+def _host_side(device: Any) -> bool:
+    """Whether graphs on ``device`` may have values computed on the host: a local CPU device
+    (a Mesh's pieces live on several devices), ``fast_math`` off."""
+    return not _flags._values["fast_math"] and type(device) is Device and \
+        device.platform == "cpu" and device._local
+
+
+def _nbytes(n: Node) -> int:
+    return math.prod(n.shape) * n.dtype.itemsize
+
+
+def _exact_rule(n: Node, found: dict) -> tuple[Any, Any] | None:
+    """``_rule`` of node ``n``, or None where no rule can give its compiled bits whatever the
+    values: no rule, a dtype the rules do not cover, or XLA's own float code."""
+    rule = _rule(n, found)
+    if rule[0] is None or n.dtype.name not in DTYPES:
+        return None
+    if n.op.name == "reduce" and n.dtype.kind == "f" and n.attrs.kind == "sum" and \
+            sum_plan(n.inputs[0].shape, n.attrs.axes)[1] > SEQUENTIAL_ROWS and \
+            not _column_kernel():
+        return None  # many rows added by XLA's reduction, in its own order
+    if n.op.name == "cumreduce" and n.dtype.kind == "f" and not _in_use("scan"):
+        return None  # XLA's scan, in its own order
+    if n.dtype.kind in "fc" and (n.op.name in ("floor_divide", "remainder") or (
+            n.op.name == "reduce" and n.attrs.kind == "prod")):
+        return None  # XLA's own float code (its rules raise NotExact whatever the values)
+    for x in n.inputs:
+        if x.dtype.name not in DTYPES:
+            return None
+    return rule
+
+
+# A compiled graph over large values leaves its tail to the host: the nodes that compute small
+# values from small values only, with exact host rules, and that no other node reads (what a
+# library does after a decomposition or a reduction: scaling the singular values, ratios,
+# signs, a rank). XLA compiles each of them as a kernel of its own, 7-8 ms apiece on the 2-core
+# VM whatever its size (a one-add graph: 23-28 ms, an empty one 10), while NumPy computes one in
+# microseconds: PCA's graph at 100,000 x 64 compiled in 200-246 ms, without its tail of 29 such
+# nodes in 71 (docs/performance.md, "Measured choices"). Only where some value is above
+# TAIL_MIN_BYTES (the host tier's bound: graphs whose runs take milliseconds) and the tail has
+# TAIL_MIN_NODES computing nodes or more: a tail runs as a graph of its own, on the host until
+# its runs have taken the host budget, then compiled (GaussianMixture's EM steps end in tails
+# of 4 ops, a convergence test, run once per iteration: they compiled after 20 iterations,
+# 100 ms each, more than they saved).
+TAIL_BYTES = 1 << 16
+TAIL_MIN_BYTES = MAX_BYTES
+TAIL_MIN_NODES = 5
+
+
+def tail(order: list[Node], device: Any) -> tuple[frozenset, frozenset] | None:
+    """The positions in ``order`` of the graph's host tail (above) and the ids of the nodes its
+    rules read, or None where it has none: the setting off, ``device`` not a local CPU one, no
+    value above ``TAIL_MIN_BYTES``, fewer than ``TAIL_MIN_NODES`` nodes in the tail."""
+    if not _flags._values["host_first"] or not _host_side(device) or \
+            max(map(_nbytes, order), default=0) <= TAIL_MIN_BYTES:
+        return None
+    found = _kernels()
+    inputs = []
+    read: dict[int, list[int]] = {}  # node id -> positions of the nodes reading it
+    for i, n in enumerate(order):
+        rule = _exact_rule(n, found)
+        xs = () if rule is None else (n.inputs if rule[1] is None else rule[1][0])
+        inputs.append(None if rule is None else xs)
+        for x in {*n.inputs, *xs}:
+            read.setdefault(id(x), []).append(i)
+    host: set[int] = set()
+    for i in range(len(order) - 1, -1, -1):
+        n, xs = order[i], inputs[i]
+        if xs is None or n.op.nout > 1 or _nbytes(n) > TAIL_BYTES or \
+                any(x.op.nout > 1 or _nbytes(x) > TAIL_BYTES for x in xs):
+            continue
+        if all(j in host for j in read.get(id(n), ())):
+            host.add(i)
+    if sum(order[i].op.name not in MOVES for i in host) < TAIL_MIN_NODES:
+        return None  # (moves fuse into their readers: they save no kernel)
+    return frozenset(host), frozenset(id(x) for i in host
+                                      for x in {*order[i].inputs, *(inputs[i] or ())})
 
 
 def _kernels() -> dict:
