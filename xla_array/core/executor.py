@@ -600,6 +600,7 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
         _metrics.executed(t1 - t0, hit)
     _write_back(outs, results)
     if split is not None:  # the tail: a graph of its own over the values just computed
+        _backend.block(results)  # (its host runs are timed for the budget: not this run)
         _run([graph_outs[i] for i in split.roots], device)
         if expected is not None:
             hosteval.compare(order, graph_outs, expected,
