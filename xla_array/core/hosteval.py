@@ -172,12 +172,12 @@ def tail(order: list[Node], device: Any) -> tuple[frozenset, frozenset] | None:
             max(map(_nbytes, order), default=0) <= TAIL_MIN_BYTES:
         return None
     found = _kernels()
-    inputs = []
+    inputs = []  # per node, the values its host rule reads (None: no exact rule)
     read: dict[int, list[int]] = {}  # node id -> positions of the nodes reading it
     for i, n in enumerate(order):
-        rule = _exact_rule(n, found)
-        xs = () if rule is None else (n.inputs if rule[1] is None else rule[1][0])
-        inputs.append(None if rule is None else xs)
+        rule = _rule(n, found)  # (a kernel's rewrite reads its own inputs: compiled too)
+        xs = n.inputs if rule[1] is None else rule[1][0]
+        inputs.append(xs if _exact_rule(n, found) is not None else None)
         for x in {*n.inputs, *xs}:
             read.setdefault(id(x), []).append(i)
     host: set[int] = set()
