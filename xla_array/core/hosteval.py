@@ -167,7 +167,8 @@ TAIL_MIN_NODES = 5
 def tail(order: list[Node], device: Any) -> tuple[frozenset, frozenset] | None:
     """The positions in ``order`` of the graph's host tail (above) and the ids of the nodes its
     rules read, or None where it has none: the setting off, ``device`` not a local CPU one, no
-    value above ``TAIL_MIN_BYTES``, fewer than ``TAIL_MIN_NODES`` nodes in the tail."""
+    value above ``TAIL_MIN_BYTES``, fewer than ``TAIL_MIN_NODES`` computing nodes in the tail
+    (data movement aside)."""
     if not _flags._values["host_first"] or not _host_side(device) or \
             max(map(_nbytes, order), default=0) <= TAIL_MIN_BYTES:
         return None
