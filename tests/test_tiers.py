@@ -196,7 +196,7 @@ def test_llvm_options_reach_the_compile_options():
 def test_graphs_with_xla_float_arithmetic_compile_with_llvm_unrolling(monkeypatch):
     """XLA's own float reductions (their additions and products may be reassociated: LLVM's
     unrolling decides the order; a product of 3 values differs unrolled or not) and its float
-    floored division keep LLVM's defaults; so do graphs off the CPU or with fast_math."""
+    floored division keep LLVM's defaults; so do graphs under fast_math."""
     rng = np.random.default_rng(4)
     x = xp.asarray(rng.standard_normal(fresh(3)))
     seen = CompileOptions(monkeypatch)
