@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import xla_array as xp
-from xla_array.core import backend, executor, hosteval
+from xla_array.core import backend, compile_options, executor, hosteval
 from xla_array.core.cache import executables
 
 pytestmark = pytest.mark.usefixtures("on_cpu")
@@ -166,7 +166,7 @@ class CompileOptions:
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_exact_graphs_have_the_same_bits_with_and_without_llvm_unrolling(dtype, monkeypatch):
-    """Exact graphs compile with LLVM's loop unrolling off (``executor.EXACT_LLVM``: a third
+    """Exact graphs compile with LLVM's loop unrolling off (``compile_options.EXACT_LLVM``: a third
     less compile time on small values): each one's bits are those it has unrolled."""
     exprs = exact_corpus(dtype)
     seen = CompileOptions(monkeypatch)
@@ -174,11 +174,11 @@ def test_exact_graphs_have_the_same_bits_with_and_without_llvm_unrolling(dtype, 
         executables.clear()
         plain = np.asarray(f())
         with monkeypatch.context() as m:
-            m.setattr(executor, "EXACT_LLVM", "")
+            m.setattr(compile_options, "EXACT_LLVM", "")
             executables.clear()
             unrolled = np.asarray(f())
         assert plain.tobytes() == unrolled.tobytes()
-    assert seen.llvm == [executor.EXACT_LLVM, None] * len(exprs)
+    assert seen.llvm == [compile_options.EXACT_LLVM, None] * len(exprs)
 
 
 def test_llvm_options_reach_the_compile_options():
@@ -205,7 +205,7 @@ def test_graphs_with_xla_float_arithmetic_compile_with_llvm_unrolling(monkeypatc
     with xp.flags.using(fast_math=True):
         np.asarray(standardize(x))
     np.asarray(standardize(x))
-    assert seen.llvm == [None, None, None, executor.EXACT_LLVM]
+    assert seen.llvm == [None, None, None, compile_options.EXACT_LLVM]
     X = np.asarray(x)
     np.testing.assert_allclose(prod, np.prod(X, axis=0), rtol=1e-15)
     np.testing.assert_array_equal(floor, X // 0.3)

@@ -23,11 +23,10 @@ import numpy as np
 from ..core import backend as _backend
 from ..core import dtypes as _dtypes
 from ..core import flags as _flags
+from ..core.compile_options import _disk_context, _options
 from ..core.devices import default_device, resolve
 from ..core.executor import (
     Compiled,
-    _disk_context,
-    _options,
     check_buffers,
     compile_graph,
     custom_targets,

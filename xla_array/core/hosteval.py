@@ -128,23 +128,26 @@ def _nbytes(n: Node) -> int:
 
 def _exact_rule(n: Node, found: dict) -> tuple[Any, Any] | None:
     """``_rule`` of node ``n``, or None where no rule can give its compiled bits whatever the
-    values: no rule, a dtype the rules do not cover, or XLA's own float code."""
+    values (``_refused``)."""
     rule = _rule(n, found)
+    return None if _refused(n, rule) else rule
+
+
+def _refused(n: Node, rule: tuple[Any, Any]) -> bool:
+    """Whether node ``n``'s rule ``rule`` cannot give its compiled bits whatever the values:
+    no rule, a dtype the rules do not cover, or XLA's own float code."""
     if rule[0] is None or n.dtype.name not in DTYPES:
-        return None
+        return True
     if n.op.name == "reduce" and n.dtype.kind == "f" and n.attrs.kind == "sum" and \
             sum_plan(n.inputs[0].shape, n.attrs.axes)[1] > SEQUENTIAL_ROWS and \
             not _column_kernel():
-        return None  # many rows added by XLA's reduction, in its own order
+        return True  # many rows added by XLA's reduction, in its own order
     if n.op.name == "cumreduce" and n.dtype.kind == "f" and not _in_use("scan"):
-        return None  # XLA's scan, in its own order
+        return True  # XLA's scan, in its own order
     if n.dtype.kind in "fc" and (n.op.name in ("floor_divide", "remainder") or (
             n.op.name == "reduce" and n.attrs.kind == "prod")):
-        return None  # XLA's own float code (its rules raise NotExact whatever the values)
-    for x in n.inputs:
-        if x.dtype.name not in DTYPES:
-            return None
-    return rule
+        return True  # XLA's own float code (its rules raise NotExact whatever the values)
+    return any(x.dtype.name not in DTYPES for x in n.inputs)
 
 
 # A compiled graph over large values leaves its tail to the host: the nodes that compute small
@@ -178,7 +181,7 @@ def tail(order: list[Node], device: Any) -> tuple[frozenset, frozenset] | None:
     for i, n in enumerate(order):
         rule = _rule(n, found)  # (a kernel's rewrite reads its own inputs: compiled too)
         xs = n.inputs if rule[1] is None else rule[1][0]
-        inputs.append(xs if _exact_rule(n, found) is not None else None)
+        inputs.append(None if _refused(n, rule) else xs)
         for x in {*n.inputs, *xs}:
             read.setdefault(id(x), []).append(i)
     host: set[int] = set()
