@@ -168,9 +168,8 @@ def eigh(x: Array, /) -> EighResult:
     if x.size == 0:
         return EighResult(zeros(x.shape[:-1], dtype=_real(x.dtype), device=x.device),
                           astype(x, x.dtype))
-    v, w, info = _evd(x, True)
-    bad = _bad(info, x)
-    return EighResult(nan_where(bad, w), nan_where(bad, v))
+    v, w, _ = _evd(x, True)
+    return EighResult(w, v)
 
 
 def eigvalsh(x: Array, /) -> Array:
@@ -178,18 +177,19 @@ def eigvalsh(x: Array, /) -> Array:
     x = _matrix(x, "eigvalsh", square=True)
     if x.size == 0:
         return zeros(x.shape[:-1], dtype=_real(x.dtype), device=x.device)
-    _, w, info = _evd(x, False)
-    return nan_where(_bad(info, x), w)
+    return _evd(x, False)[1]
 
 
 def _evd(x: Array, vectors: bool) -> list[Array]:
     """(vectors, values, info) of LAPACK syevd/heevd (cuSOLVER syevd on a GPU, which always
-    computes the vectors), reading the lower triangle."""
+    computes the vectors), reading the lower triangle; vectors and values NaN for a matrix
+    whose call failed or that holds a NaN or an infinity."""
     prefix = "he" if x.dtype.kind == "c" else "sy"
     return lapack(f"{prefix}evd_ffi", x.dtype, [x],
                   [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)), (x.shape[:-2], dt.int32)],
                   (("mode", char("V" if vectors else "N")), ("uplo", char("L"))), keep=vectors,
-                  gpu=("syevd_ffi", (("lower", "true"), ("algorithm", "0 : ui8"))))
+                  gpu=("syevd_ffi", (("lower", "true"), ("algorithm", "0 : ui8"))),
+                  checked=(0, 1))
 
 
 def _geev(x: Array, vectors: bool) -> tuple[Array, Array | None]:
@@ -237,15 +237,16 @@ def _gesdd(x: Array, mode: str) -> list[Array]:
     vs = {"A": (n, n), "S": (k, n), "N": (1, 1)}[mode]
     if x.device.platform == "cuda":  # (cuSOLVER's SVD takes its operands otherwise)
         return _gesvd_gpu(x, mode, (*batch, *us), (*batch, *vs))
-    _, s, u, vt, info = lapack("gesdd_ffi", x.dtype, [x],
-                               [(x.shape, x.dtype), ((*batch, k), _real(x.dtype)),
-                                ((*batch, *us), x.dtype), ((*batch, *vs), x.dtype),
-                                (tuple(batch), dt.int32)], (("mode", char(mode)),),
-                               keep=mode != "N")
-    bad = _bad(info, x)
+    # (U, s and Vt NaN where the call failed: part of the op, so a graph computing s writes
+    # back the final U and Vt, and a later graph reading them does not check x again)
+    _, s, u, vt, _ = lapack("gesdd_ffi", x.dtype, [x],
+                            [(x.shape, x.dtype), ((*batch, k), _real(x.dtype)),
+                             ((*batch, *us), x.dtype), ((*batch, *vs), x.dtype),
+                             (tuple(batch), dt.int32)], (("mode", char(mode)),),
+                            keep=mode != "N", checked=(1,) if mode == "N" else (1, 2, 3))
     if mode == "N":
-        return [nan_where(bad, s)]
-    return [nan_where(bad, u), nan_where(bad, s), nan_where(bad, vt)]
+        return [s]
+    return [u, s, vt]
 
 
 def _gesvd_gpu(x: Array, mode: str, us: tuple, vs: tuple) -> list[Array]:

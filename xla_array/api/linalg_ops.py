@@ -37,7 +37,7 @@ _SAME_ON_GPU = {"getrf_ffi": "getrf_ffi", "geqrf_ffi": "geqrf_ffi", "orgqr_ffi":
 
 def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple, DType]],
            config: tuple = (), alias: bool | int = True, keep: bool = True,
-           gpu: tuple | None = None) -> list[Array]:
+           gpu: tuple | None = None, checked: tuple = ()) -> list[Array]:
     """Record LAPACK FFI kernel ``lapack_<s|d|c|z><base>`` on ``inputs``; one Array per result.
 
     ``config`` holds the kernel's attributes as (name, "value : type") pairs, e.g.
@@ -47,34 +47,38 @@ def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple,
     never kept: it is an ordinary intermediate. On a CUDA device the CUDA plugin's cuSOLVER
     kernel with the same operands and results is recorded instead: ``gpu`` = (its base name,
     its config) where they differ from LAPACK's (getrf, geqrf, orgqr/ungqr map by name).
+    ``checked``: the results made NaN for each matrix whose call failed (``Lapack.checked``).
     """
     dev = inputs[0].device
     if dev.platform == "cuda" and (gpu is not None or base in _SAME_ON_GPU):
         gbase, gconfig = gpu if gpu is not None else (_SAME_ON_GPU[base], ())
-        return cusolver(gbase, inputs, outs, gconfig, alias, keep)
+        return cusolver(gbase, inputs, outs, gconfig, alias, keep, checked=checked)
     if dev.platform != "cpu":
         raise ValueError(f"linalg: the LAPACK kernel {base} runs on CPU devices only; the "
                          f"array is on {dev} (move it with to_device)")
     _backend.register_lapack()
     return _record(f"lapack_{LAPACK_PREFIX[dtype.name]}{base}", inputs, outs, config, alias,
-                   keep, True)
+                   keep, True, checked)
 
 
 def cusolver(base: str, inputs: list[Array], outs: list[tuple[tuple, DType]],
              config: tuple = (), alias: bool | int = True, keep: bool = True,
-             column_major: bool = True) -> list[Array]:
+             column_major: bool = True, checked: tuple = ()) -> list[Array]:
     """Record the CUDA plugin's cuSOLVER FFI kernel ``cusolver_<base>`` (one kernel for every
     dtype) on arrays on a CUDA device; as ``lapack`` otherwise."""
     from ..core.backend_cuda import register_cusolver  # (load order: GPU only)
     register_cusolver()
-    return _record(f"cusolver_{base}", inputs, outs, config, alias, keep, column_major)
+    return _record(f"cusolver_{base}", inputs, outs, config, alias, keep, column_major,
+                   checked)
 
 
 def _record(target: str, inputs: list[Array], outs: list[tuple[tuple, DType]], config: tuple,
-            alias: bool | int, keep: bool, column_major: bool) -> list[Array]:
+            alias: bool | int, keep: bool, column_major: bool,
+            checked: tuple = ()) -> list[Array]:
     outs_t = tuple((tuple(s), d) for s, d in outs)
     nodes = record_multi(OPS["lapack"], tuple(x._node for x in inputs),
-                         Lapack(target, tuple(config), outs_t, alias, column_major),
+                         Lapack(target, tuple(config), outs_t, alias, column_major,
+                                tuple(checked)),
                          keep and len(outs_t) > 1)
     return [wrap(n) for n in nodes]
 

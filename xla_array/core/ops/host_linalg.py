@@ -173,7 +173,7 @@ def _config(config: tuple) -> dict:
 
 def lapack_rule(n: Any, vals: list) -> tuple:
     """The results of ``lapack`` node ``n`` (a tuple, one value per result)."""
-    target, config, outs, _alias, column_major = n.attrs
+    target, config, outs, _alias, column_major, checked = n.attrs
     name = target[len("lapack_"):] if target.startswith("lapack_") else ""
     prefix, base = name[:1], name[1:].removesuffix("_ffi")
     entry = _RULES.get(base)
@@ -185,7 +185,22 @@ def lapack_rule(n: Any, vals: list) -> tuple:
                    [np.asarray(v) for v in vals], outs)
     if any(has_subnormal(r) for r in results):
         raise NotExact(f"a subnormal result of {target}")
+    if checked:
+        results = _checked(list(results), checked, np.asarray(vals[0]))
     return tuple(results)
+
+
+def _checked(results: list, checked: tuple, a: np.ndarray) -> list:
+    """The ``checked`` results NaN for each matrix whose call failed (``Lapack.checked``:
+    ``info``, the last result, is not 0, or the operand ``a`` holds a NaN or an infinity)."""
+    bad = (np.asarray(results[-1]) != 0) | ~np.isfinite(a).all(axis=(-2, -1))
+    if not bad.any():
+        return results
+    for i in checked:
+        r = np.array(results[i])
+        r[bad] = complex(np.nan, np.nan) if r.dtype.kind == "c" else np.nan
+        results[i] = r
+    return results
 
 
 def _lu_permutation(n: Any, vals: list) -> np.ndarray:

@@ -40,12 +40,17 @@ class Lapack(NamedTuple):
     kernel's signature, as a ``stablehlo.custom_call`` declares it), which operand result 0
     reuses (``alias``: True for operand 0, an int, or False for none) and whether the
     matrices are passed column-major (``column_major=False``: every layout row-major, how the
-    cuSOLVER SVD takes a wide matrix as its transpose)."""
+    cuSOLVER SVD takes a wide matrix as its transpose). ``checked``: the results made NaN for
+    each matrix of the stack whose call failed: the kernel's ``info`` (its last result) is not
+    0, or operand 0 holds a NaN or an infinity (iterative kernels may not flag it themselves).
+    Part of the op, so a graph that computes one result writes back the others' final values:
+    a later graph reading U of ``svd`` does not check the operand again."""
     target: str
     config: tuple
     outs: tuple
     alias: bool | int
     column_major: bool = True
+    checked: tuple = ()
 
 
 def _lapack_results(inputs: tuple, attrs: Lapack) -> tuple:
@@ -61,6 +66,13 @@ def _infer_lapack(inputs: tuple, attrs: Lapack) -> tuple:
     a = attrs.alias
     if a is not False and not (a is True or 0 <= a < len(inputs)):
         raise ValueError(f"lapack: alias {a} of {len(inputs)} operands")
+    if attrs.checked:
+        *_, (info_shape, info_dtype) = attrs.outs
+        x = inputs[0]
+        if info_dtype is not dt.int32 or tuple(info_shape) != tuple(x.shape[:-2]) or \
+                any(not 0 <= i < len(attrs.outs) - 1 for i in attrs.checked):
+            raise ValueError(f"lapack: results {attrs.checked} checked by an info of "
+                             f"{info_shape} for an operand of {x.shape}")
     return attrs.outs[0]
 
 def layout(ndim: int, column_major: bool) -> str:
@@ -73,7 +85,7 @@ def layout(ndim: int, column_major: bool) -> str:
 
 
 def _lower_lapack(e: Emitter, n: Any, a: list) -> str:
-    target, config, outs, alias, cm = n.attrs
+    target, config, outs, alias, cm, _ = n.attrs
     if target.startswith("cusolver_"):
         from ..backend_cuda import register_cusolver  # (load order: GPU only)
         register_cusolver()
@@ -91,7 +103,45 @@ def _lower_lapack(e: Emitter, n: Any, a: list) -> str:
         attrs += (f", output_operand_aliases = [#stablehlo.output_operand_alias<"
                   f"output_tuple_indices = {tup}, operand_index = {0 if alias is True else alias}, "
                   f"operand_tuple_indices = []>]")
-    return e.op("stablehlo.custom_call", a, [tensor_type(s, d) for s, d in outs], attrs)
+    r = e.op("stablehlo.custom_call", a, [tensor_type(s, d) for s, d in outs], attrs)
+    if not n.attrs.checked:
+        return r
+    results = [f"{r}#{i}" for i in range(len(outs))]
+    bad = _failed(e, n.inputs[0], a[0], results[-1])
+    for i in n.attrs.checked:
+        shape, d = outs[i]
+        nan = complex(math.nan, math.nan) if d.kind == "c" else math.nan
+        flag = e.op("stablehlo.broadcast_in_dim", [bad], tensor_type(shape, dt.bool),
+                    f"broadcast_dimensions = {i64s(range(len(n.inputs[0].shape) - 2))}")
+        results[i] = e.op("stablehlo.select", [flag, e.const(nan, d, shape), results[i]],
+                          tensor_type(shape, d))
+    return results  # (``get`` picks one: a multi-result op's results by position)
+
+
+def _failed(e: Emitter, x: Any, xv: str, info: str) -> str:
+    """Per matrix of the stack ``x`` (SSA value ``xv``): LAPACK's ``info`` is not 0, or the
+    matrix holds a NaN or an infinity."""
+    batch = tuple(x.shape[:-2])
+    d = x.dtype
+    if d.kind == "c":
+        part = _REAL_OF[d.name]
+        re_ = e.op("stablehlo.real", [xv], tensor_type(x.shape, part))
+        im = e.op("stablehlo.imag", [xv], tensor_type(x.shape, part))
+        fin = e.op("stablehlo.and", [e.op("stablehlo.is_finite", [re_], tensor_type(
+            x.shape, dt.bool)), e.op("stablehlo.is_finite", [im], tensor_type(x.shape, dt.bool))],
+            tensor_type(x.shape, dt.bool))
+    else:
+        fin = e.op("stablehlo.is_finite", [xv], tensor_type(x.shape, dt.bool))
+    nonfinite = e.op("stablehlo.not", [fin], tensor_type(x.shape, dt.bool))
+    nd = len(x.shape)
+    anyv = e.op("stablehlo.reduce", [nonfinite, e.const(False, dt.bool)],
+                tensor_type(batch, dt.bool), f"dimensions = {i64s((nd - 2, nd - 1))}",
+                region=e.scalar_body("stablehlo.or", dt.bool))
+    failed = compare(e, "NE", info, e.const(0, dt.int32, batch), batch, dt.int32)
+    return e.op("stablehlo.or", [failed, anyv], tensor_type(batch, dt.bool))
+
+
+_REAL_OF = {"complex64": dt.float32, "complex128": dt.float64}
 
 
 define("lapack", _infer_lapack, _lower_lapack, nout=2, weight=DECOMP, attrs=Lapack,

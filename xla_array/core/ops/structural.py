@@ -400,7 +400,8 @@ def _infer_get(inputs: tuple, attrs: Get) -> tuple:
 
 
 def _lower_get(e: Emitter, n: Any, a: list) -> str:
-    return f"{a[0]}#{n.attrs.result}"
+    m = a[0]  # the multi-result op's name, or the list of its results' names (``lapack``)
+    return m[n.attrs.result] if isinstance(m, list) else f"{m}#{n.attrs.result}"
 
 
 # one result of a multi-result op (its shape and dtype: the op's ``results``). ``get`` results
