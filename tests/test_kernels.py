@@ -18,7 +18,7 @@ from xla_array.core import compile_options, executor, registry, rewrite
 from xla_array.core.cache import executables
 from xla_array.core.ops.reductions import SEQUENTIAL_ROWS, regular_rows, sum_plan
 from xla_array.core.ops.structural import OPS
-from xla_array.kernels import blas, library, lu_perm, pairwise, rowpass, scan, ufunc
+from xla_array.kernels import blas, layout, library, lu_perm, pairwise, rowpass, scan, ufunc
 
 KERNELS_DIR = os.path.dirname(library.__file__)
 
@@ -47,7 +47,8 @@ def no_kernels(monkeypatch):
     them are dropped, as a process without them would never have had them)."""
     for k in registry.KERNELS.values():
         libs = {"rowpass": [rowpass._LIB], "lu_perm": [lu_perm._LIB], "pairwise": [pairwise._LIB],
-                "scan": scan._LIBS, "blas": [blas._LIB], "ufunc": [ufunc._LIB]}[k.kind]
+                "scan": scan._LIBS, "blas": [blas._LIB], "ufunc": [ufunc._LIB],
+                "layout": [layout._LIB]}[k.kind]
         for lib in libs:
             monkeypatch.setattr(lib, "ok", False)
     executables.clear()
@@ -56,7 +57,8 @@ def no_kernels(monkeypatch):
 
 
 def test_each_kernel_has_one_record():
-    assert set(registry.KERNELS) == {"rowpass", "lu_perm", "pairwise", "scan", "blas", "ufunc"}
+    assert set(registry.KERNELS) == {"rowpass", "lu_perm", "pairwise", "scan", "blas", "ufunc",
+                                     "layout"}
     for k in registry.KERNELS.values():
         assert os.path.exists(os.path.join(KERNELS_DIR, k.source)), k.source
         replaces = (k.replaces,) if isinstance(k.replaces, str) else k.replaces
@@ -121,7 +123,7 @@ def test_where_the_rewrite_applies_and_where_not(small_rowpass):
     with xp.flags.using(rowpass=False):  # the setting, read at lowering
         assert "xla_array_rowpass" not in xp.debug.mlir(Xx.T @ (t - yx))
         assert "rowpass" not in compile_options._disk_context({})
-    assert "kernels blas,lu_perm,pairwise,rowpass" in compile_options._disk_context({})
+    assert "kernels blas,layout,lu_perm,pairwise,rowpass" in compile_options._disk_context({})
 
 
 def test_below_the_size_rule_it_stays_two_products():
@@ -202,9 +204,69 @@ def test_native_off_turns_the_kernels_off_quietly():
               registry.context() == "")
     """, {"XLA_ARRAY_NATIVE": "0", "XLA_ARRAY_CACHE_DIR": "off"})
     assert r.returncode == 0, r.stderr
-    assert r.stdout.split() == ["['blas',", "'lu_perm',", "'pairwise',", "'rowpass',", "'scan',",
-                                "'ufunc']", "True"]
+    assert r.stdout.split() == ["['blas',", "'layout',", "'lu_perm',", "'pairwise',",
+                                "'rowpass',", "'scan',", "'ufunc']", "True"]
     assert "unavailable" not in r.stderr
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_lapack_operands_copied_column_major_give_the_same_bits(dtype, monkeypatch):
+    """kernels/layout.py: LAPACK's column-major operands copied by the kernel (stacks,
+    single rows and columns, every dtype) give the bits XLA's own layout copies give."""
+    if not layout.available():
+        pytest.skip(layout.error())
+    rng = np.random.default_rng(5)
+    shapes = [(3, 9, 5), (5, 9), (1, 7), (6, 1), (2, 4, 4)]
+    mats = [rng.standard_normal(s) + (1j * rng.standard_normal(s) if dtype[0] == "c" else 0)
+            for s in shapes]
+    mats = [m.astype(dtype) for m in mats]
+
+    def run():
+        out = []
+        with xp.flags.using(host_first=False):
+            for a in mats:
+                x = xp.asarray(a) * 2  # (computed in the graph, as the kernel's operand)
+                u, s, vt = xp.linalg.svd(x, full_matrices=False)
+                q, r = xp.linalg.qr(x)
+                out += [np.asarray(v) for v in (u, s, vt, q, r)]
+                if a.shape[-1] == a.shape[-2]:
+                    h = x + xp.matrix_transpose(xp.conj(x))
+                    out += [np.asarray(v) for v in xp.linalg.eigh(h)]
+                    out.append(np.asarray(xp.linalg.solve(x + 8 * xp.eye(a.shape[-1], dtype=x.dtype),
+                                                          xp.ones(a.shape[:-1] + (1,),
+                                                                  dtype=x.dtype))))
+        return out
+
+    executables.clear()
+    with_kernel = run()
+    monkeypatch.setattr(layout._LIB, "ok", False)
+    executables.clear()
+    without = run()
+    executables.clear()
+    assert len(with_kernel) == len(without)
+    for a, b in zip(with_kernel, without):
+        assert a.tobytes() == b.tobytes()
+
+
+def test_lapack_operand_steps_stay_row_major(monkeypatch):
+    """With the kernel, XLA writes no column-major copy of ``X - mean`` for the SVD beside
+    the row-major one the user holds; without it, layout assignment does."""
+    if not layout.available():
+        pytest.skip(layout.error())
+    X = xp.asarray(np.random.default_rng(2).standard_normal((300, 7)))
+
+    def column_major_steps():
+        xc = X - xp.mean(X, axis=0)
+        s = xp.linalg.svd(xc, full_matrices=False)[1]
+        text = xp.debug.hlo(s, xc)
+        return re.findall(r"= f64\[300,7\]\{0,1\} (?:fusion|copy)\(", text)
+
+    executables.clear()
+    assert column_major_steps() == []
+    monkeypatch.setattr(layout._LIB, "ok", False)
+    executables.clear()
+    assert column_major_steps() != []
+    executables.clear()
 
 
 # row lengths: regular recursions (written with reshapes) and irregular ones (the kernel, or

@@ -3,10 +3,11 @@ and loaded by ``library``, each registering itself in ``core/registry.py`` with 
 selection rule, a rewrite of the planned graph (``rowpass``: ``X.T @ f(X @ w)`` in one pass;
 ``lu_perm``: LU pivots to a permutation; ``pairwise``: sums in NumPy's order; ``scan``:
 cumulative sums and products in NumPy's order; ``blas``: matrix products with NumPy's own
-BLAS, tried after the row pass; ``ufunc``: exp, log, sin, pow... with NumPy's own loops). Above
-``core``, below ``api``: importing the package registers them. Without the built libraries
-the pure-XLA paths give the same results."""
+BLAS, tried after the row pass; ``ufunc``: exp, log, sin, pow... with NumPy's own loops;
+``layout``: LAPACK's column-major operands copied natively, so XLA keeps the steps computing
+them row-major). Above ``core``, below ``api``: importing the package registers them. Without
+the built libraries the pure-XLA paths give the same results."""
 
-from . import blas, lu_perm, pairwise, rowpass, scan, ufunc
+from . import blas, layout, lu_perm, pairwise, rowpass, scan, ufunc
 
-__all__ = ["blas", "lu_perm", "pairwise", "rowpass", "scan", "ufunc"]
+__all__ = ["blas", "layout", "lu_perm", "pairwise", "rowpass", "scan", "ufunc"]

@@ -26,7 +26,8 @@ from ..lower import Emitter, tensor_type
 from .structural import DECOMP, bcast, compare, define, i64s
 
 __all__ = ["LAPACK_DTYPES", "LAPACK_PREFIX", "layout", "char", "infer_permutation", "Lapack",
-           "Cholesky", "TriangularSolve", "LuPermutation", "Fft"]
+           "Cholesky", "TriangularSolve", "LuPermutation", "Fft", "lower_lapack_call",
+           "matrix_operands"]
 
 LAPACK_DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 LAPACK_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
@@ -84,7 +85,24 @@ def layout(ndim: int, column_major: bool) -> str:
     return f"dense<{body}> : tensor<{ndim}xindex>"
 
 
-def _lower_lapack(e: Emitter, n: Any, a: list) -> str:
+def matrix_operands(n: Any) -> tuple[int, ...]:
+    """The operands of ``lapack`` node ``n`` that the kernel takes column-major: the
+    matrix-shaped ones (of the largest rank), when the call is column-major."""
+    if not n.attrs.column_major:
+        return ()
+    nd = max(len(x.shape) for x in n.inputs)
+    return tuple(i for i, x in enumerate(n.inputs) if len(x.shape) == nd and nd >= 2)
+
+
+def _lower_lapack(e: Emitter, n: Any, a: list) -> str | list[str]:
+    return lower_lapack_call(e, n, a, a)
+
+
+def lower_lapack_call(e: Emitter, n: Any, a: list, operands: list) -> str | list[str]:
+    """The custom call of ``lapack`` node ``n`` on ``operands`` (the values of ``a``, the
+    node's inputs, or column-major copies of them: ``kernels/layout.py``), and its NaN guards
+    (``Lapack.checked``: they read ``a``). Returns the call's name, or the list of its
+    results' names when some are guarded."""
     target, config, outs, alias, cm, _ = n.attrs
     if target.startswith("cusolver_"):
         from ..backend_cuda import register_cusolver  # (load order: GPU only)
@@ -92,7 +110,8 @@ def _lower_lapack(e: Emitter, n: Any, a: list) -> str:
     else:
         _backend.register_lapack()
     nd = max(len(x.shape) for x in n.inputs)
-    op_l = ", ".join(layout(len(x.shape), cm and len(x.shape) == nd) for x in n.inputs)
+    cols = matrix_operands(n)
+    op_l = ", ".join(layout(len(x.shape), i in cols) for i, x in enumerate(n.inputs))
     res_l = ", ".join(layout(len(s), cm and len(s) == nd) for s, _ in outs)
     cfg = ", ".join(f"{k} = {v}" for k, v in config)
     attrs = (f'api_version = 4 : i32, backend_config = {{{cfg}}}, '
@@ -103,7 +122,7 @@ def _lower_lapack(e: Emitter, n: Any, a: list) -> str:
         attrs += (f", output_operand_aliases = [#stablehlo.output_operand_alias<"
                   f"output_tuple_indices = {tup}, operand_index = {0 if alias is True else alias}, "
                   f"operand_tuple_indices = []>]")
-    r = e.op("stablehlo.custom_call", a, [tensor_type(s, d) for s, d in outs], attrs)
+    r = e.op("stablehlo.custom_call", operands, [tensor_type(s, d) for s, d in outs], attrs)
     if not n.attrs.checked:
         return r
     results = [f"{r}#{i}" for i in range(len(outs))]
