@@ -232,9 +232,9 @@ def test_lapack_operands_copied_column_major_give_the_same_bits(dtype, monkeypat
                 if a.shape[-1] == a.shape[-2]:
                     h = x + xp.matrix_transpose(xp.conj(x))
                     out += [np.asarray(v) for v in xp.linalg.eigh(h)]
-                    out.append(np.asarray(xp.linalg.solve(x + 8 * xp.eye(a.shape[-1], dtype=x.dtype),
-                                                          xp.ones(a.shape[:-1] + (1,),
-                                                                  dtype=x.dtype))))
+                    shifted = x + 8 * xp.eye(a.shape[-1], dtype=x.dtype)
+                    b = xp.ones(a.shape[:-1] + (1,), dtype=x.dtype)
+                    out.append(np.asarray(xp.linalg.solve(shifted, b)))
         return out
 
     executables.clear()
