@@ -185,9 +185,7 @@ def lapack_rule(n: Any, vals: list) -> tuple:
                    [np.asarray(v) for v in vals], outs)
     if any(has_subnormal(r) for r in results):
         raise NotExact(f"a subnormal result of {target}")
-    if checked:
-        results = _checked(list(results), checked, np.asarray(vals[0]))
-    return tuple(results)
+    return tuple(_checked(list(results), checked, np.asarray(vals[0])) if checked else results)
 
 
 def _checked(results: list, checked: tuple, a: np.ndarray) -> list:
