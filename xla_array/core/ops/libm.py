@@ -31,7 +31,7 @@ from ..lower import Emitter, tensor_type
 from .ieee import divide, faithful, hidden, opaque
 from .structural import bcast, compare, select
 
-__all__ = ["exact"]
+__all__ = ["exact", "widen"]
 
 
 # ---------------------------------------------------------------- log10, log2, log1p
@@ -90,7 +90,7 @@ def _decompose(e: Emitter, x: str, s: tuple, d: DType) -> tuple[str, str, str]:
     return select(e, ok, kf, _k(e, 0.0, s, d), s, d), select(e, ok, m, x, s, d), ok
 
 
-def _widen(e: Emitter, x: str, s: tuple, d: DType) -> str:
+def widen(e: Emitter, x: str, s: tuple, d: DType) -> str:
     """``x`` as float64, exactly: XLA:CPU's convert reads a float32 subnormal as zero
     (denormals-are-zero), so those are rebuilt from their bits (``bits * 2**-149``)."""
     w = _op(e, "stablehlo.convert", [x], s, dt.float64)
@@ -572,6 +572,6 @@ def exact(name: str, fast: Any) -> Any:
             return fast(e, a, s, d)
         if d.bits == 64 or (d.bits == 32 and name in _OWN_F32):
             return (accurate or fast)(e, a, s, d)
-        r = fast(e, [_widen(e, a[0], s, d)], s, dt.float64)
+        r = fast(e, [widen(e, a[0], s, d)], s, dt.float64)
         return _op(e, "stablehlo.convert", [r], s, d)
     return k
