@@ -10,14 +10,16 @@ the matrix and one more compiled kernel. Through this kernel the operand is comp
 like every other value and transposed once, into the buffer LAPACK then overwrites.
 
 Its selection rule is a rewrite of the planned graph (``core/rewrite.py``): a ``lapack`` node
-on a CPU device with column-major matrix operands is lowered as ``lapack_from_rows`` (same
-inputs and attributes), whose lowering copies each such operand through the kernel and then
-makes the same LAPACK call. Values are unchanged (a copy), so the host rule of ``lapack``
-stands."""
+on a CPU device with column-major matrix operands that XLA would compute (an elementwise step,
+a gather, a buffer parameter) is lowered as ``lapack_from_rows`` (same inputs), whose lowering
+copies those operands through the kernel and then makes the same LAPACK call. Operands that
+are column-major already are left to XLA: the results of another LAPACK call (``solve``'s
+triangular solves read ``getrf``'s factor), and transposes (XLA passes ``x.T`` of a row-major
+``x`` as it is). Values are unchanged (a copy), so the host rule of ``lapack`` stands."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..core import registry
 from ..core.devices import Device
@@ -33,9 +35,27 @@ _LIB = library.handler_library("column-major copy kernel", "XLA's layout assignm
                                "layout_ffi", "xa_column_major", TARGET)
 
 
+class FromRows(NamedTuple):
+    """A ``lapack`` call (``lapack``: its attributes) whose operands ``rows`` are row-major
+    values that the kernel copies column-major."""
+    lapack: Lapack
+    rows: tuple
+
+
+def _infer(inputs: tuple, attrs: FromRows) -> tuple:
+    if any(i not in matrix_operands(attrs.lapack, inputs) for i in attrs.rows):
+        raise ValueError(f"lapack_from_rows: operands {attrs.rows} are not all matrices the "
+                         f"call takes column-major")
+    return _LAPACK.infer(inputs, attrs.lapack)
+
+
+def _results(inputs: tuple, attrs: FromRows) -> tuple:
+    return _LAPACK.results(inputs, attrs.lapack)
+
+
 def _lower(e: Emitter, n: Any, a: list) -> str | list[str]:
     operands = list(a)
-    for i in matrix_operands(n):
+    for i in n.attrs.rows:
         x = n.inputs[i]
         nd = len(x.shape)
         operands[i] = e.op("stablehlo.custom_call", [a[i]], tensor_type(x.shape, x.dtype),
@@ -43,13 +63,15 @@ def _lower(e: Emitter, n: Any, a: list) -> str | list[str]:
                            f'call_target_name = "{TARGET}", '
                            f'operand_layouts = [{layout(nd, False)}], '
                            f'result_layouts = [{layout(nd, True)}]')
-    return lower_lapack_call(e, n, a, operands)
+    return lower_lapack_call(e, n.attrs.lapack, n.inputs, a, operands)
 
 
 _LAPACK = OPS["lapack"]
-# the same as core/ops/linalg.py's lapack, its column-major operands copied by the kernel
-LAPACK_FROM_ROWS = define("lapack_from_rows", _LAPACK.infer, _lower, nout=_LAPACK.nout,
-                          weight=DECOMP, attrs=Lapack, results=_LAPACK.results)
+# the same as core/ops/linalg.py's lapack, operands ``rows`` copied column-major by the kernel
+LAPACK_FROM_ROWS = define("lapack_from_rows", _infer, _lower, nout=_LAPACK.nout,
+                          weight=DECOMP, attrs=FromRows, results=_results)
+# results of LAPACK calls (column-major already) and transposes (a bitcast for XLA)
+_COLUMN_MAJOR_ALREADY = ("get", "get_internal", "transpose")
 
 
 def available() -> bool:
@@ -62,16 +84,16 @@ def error() -> str:
     return _LIB.error
 
 
-def rule(n: Any) -> tuple[tuple, Lapack] | None:
+def rule(n: Any) -> tuple[tuple, FromRows] | None:
     """The selection rule: a LAPACK call on a CPU device with column-major matrix operands
-    whose dtype the kernel copies."""
+    that are not column-major already (above), of a dtype the kernel copies."""
     d = n.device
     if type(d) is not Device or d.platform != "cpu" or not n.attrs.target.startswith("lapack_"):
         return None
-    cols = matrix_operands(n)
-    if not cols or any(n.inputs[i].dtype.itemsize not in (4, 8, 16) for i in cols):
-        return None
-    return n.inputs, n.attrs
+    rows = tuple(i for i in matrix_operands(n.attrs, n.inputs)
+                 if n.inputs[i].op.name not in _COLUMN_MAJOR_ALREADY and
+                 n.inputs[i].dtype.itemsize in (4, 8, 16))
+    return (n.inputs, FromRows(n.attrs, rows)) if rows else None
 
 
 registry.register(registry.Kernel(

@@ -85,33 +85,35 @@ def layout(ndim: int, column_major: bool) -> str:
     return f"dense<{body}> : tensor<{ndim}xindex>"
 
 
-def matrix_operands(n: Any) -> tuple[int, ...]:
-    """The operands of ``lapack`` node ``n`` that the kernel takes column-major: the
-    matrix-shaped ones (of the largest rank), when the call is column-major."""
-    if not n.attrs.column_major:
+def matrix_operands(attrs: Lapack, inputs: tuple) -> tuple[int, ...]:
+    """The operands (``inputs``) of a ``lapack`` call (``attrs``) that the kernel takes
+    column-major: the matrix-shaped ones (of the largest rank), when the call is
+    column-major."""
+    if not attrs.column_major:
         return ()
-    nd = max(len(x.shape) for x in n.inputs)
-    return tuple(i for i, x in enumerate(n.inputs) if len(x.shape) == nd and nd >= 2)
+    nd = max(len(x.shape) for x in inputs)
+    return tuple(i for i, x in enumerate(inputs) if len(x.shape) == nd and nd >= 2)
 
 
 def _lower_lapack(e: Emitter, n: Any, a: list) -> str | list[str]:
-    return lower_lapack_call(e, n, a, a)
+    return lower_lapack_call(e, n.attrs, n.inputs, a, a)
 
 
-def lower_lapack_call(e: Emitter, n: Any, a: list, operands: list) -> str | list[str]:
-    """The custom call of ``lapack`` node ``n`` on ``operands`` (the values of ``a``, the
-    node's inputs, or column-major copies of them: ``kernels/layout.py``), and its NaN guards
-    (``Lapack.checked``: they read ``a``). Returns the call's name, or the list of its
+def lower_lapack_call(e: Emitter, attrs: Lapack, inputs: tuple, a: list,
+                      operands: list) -> str | list[str]:
+    """The custom call of a ``lapack`` node (``attrs``, ``inputs``: their values ``a``) on
+    ``operands`` (``a``, or column-major copies of some: ``kernels/layout.py``), and its NaN
+    guards (``Lapack.checked``: they read ``a``). Returns the call's name, or the list of its
     results' names when some are guarded."""
-    target, config, outs, alias, cm, _ = n.attrs
+    target, config, outs, alias, cm, checked = attrs
     if target.startswith("cusolver_"):
         from ..backend_cuda import register_cusolver  # (load order: GPU only)
         register_cusolver()
     else:
         _backend.register_lapack()
-    nd = max(len(x.shape) for x in n.inputs)
-    cols = matrix_operands(n)
-    op_l = ", ".join(layout(len(x.shape), i in cols) for i, x in enumerate(n.inputs))
+    nd = max(len(x.shape) for x in inputs)
+    cols = matrix_operands(attrs, inputs)
+    op_l = ", ".join(layout(len(x.shape), i in cols) for i, x in enumerate(inputs))
     res_l = ", ".join(layout(len(s), cm and len(s) == nd) for s, _ in outs)
     cfg = ", ".join(f"{k} = {v}" for k, v in config)
     attrs = (f'api_version = 4 : i32, backend_config = {{{cfg}}}, '
@@ -123,15 +125,15 @@ def lower_lapack_call(e: Emitter, n: Any, a: list, operands: list) -> str | list
                   f"output_tuple_indices = {tup}, operand_index = {0 if alias is True else alias}, "
                   f"operand_tuple_indices = []>]")
     r = e.op("stablehlo.custom_call", operands, [tensor_type(s, d) for s, d in outs], attrs)
-    if not n.attrs.checked:
+    if not checked:
         return r
     results = [f"{r}#{i}" for i in range(len(outs))]
-    bad = _failed(e, n.inputs[0], a[0], results[-1])
-    for i in n.attrs.checked:
+    bad = _failed(e, inputs[0], a[0], results[-1])
+    for i in checked:
         shape, d = outs[i]
         nan = complex(math.nan, math.nan) if d.kind == "c" else math.nan
         flag = e.op("stablehlo.broadcast_in_dim", [bad], tensor_type(shape, dt.bool),
-                    f"broadcast_dimensions = {i64s(range(len(n.inputs[0].shape) - 2))}")
+                    f"broadcast_dimensions = {i64s(range(len(inputs[0].shape) - 2))}")
         results[i] = e.op("stablehlo.select", [flag, e.const(nan, d, shape), results[i]],
                           tensor_type(shape, d))
     return results  # (``get`` picks one: a multi-result op's results by position)
