@@ -116,15 +116,15 @@ def lower_lapack_call(e: Emitter, attrs: Lapack, inputs: tuple, a: list,
     op_l = ", ".join(layout(len(x.shape), i in cols) for i, x in enumerate(inputs))
     res_l = ", ".join(layout(len(s), cm and len(s) == nd) for s, _ in outs)
     cfg = ", ".join(f"{k} = {v}" for k, v in config)
-    attrs = (f'api_version = 4 : i32, backend_config = {{{cfg}}}, '
-             f'call_target_name = "{target}", operand_layouts = [{op_l}], '
-             f'result_layouts = [{res_l}]')
+    text = (f'api_version = 4 : i32, backend_config = {{{cfg}}}, '
+            f'call_target_name = "{target}", operand_layouts = [{op_l}], '
+            f'result_layouts = [{res_l}]')
     if alias is not False:  # a single result is not a tuple
         tup = "[0]" if len(outs) > 1 else "[]"
-        attrs += (f", output_operand_aliases = [#stablehlo.output_operand_alias<"
-                  f"output_tuple_indices = {tup}, operand_index = {0 if alias is True else alias}, "
-                  f"operand_tuple_indices = []>]")
-    r = e.op("stablehlo.custom_call", operands, [tensor_type(s, d) for s, d in outs], attrs)
+        text += (f", output_operand_aliases = [#stablehlo.output_operand_alias<"
+                 f"output_tuple_indices = {tup}, operand_index = {0 if alias is True else alias}, "
+                 f"operand_tuple_indices = []>]")
+    r = e.op("stablehlo.custom_call", operands, [tensor_type(s, d) for s, d in outs], text)
     if not checked:
         return r
     results = [f"{r}#{i}" for i in range(len(outs))]
