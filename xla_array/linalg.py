@@ -202,13 +202,14 @@ def _geev(x: Array, vectors: bool) -> tuple[Array, Array | None]:
     cd = dt.complex_of(x.dtype)
     outs = [(x.shape[:-1], x.dtype)] * (1 if x.dtype.kind == "c" else 2)
     outs += [(x.shape, cd), (x.shape, cd), (x.shape[:-2], dt.int32)]
-    *w, _vl, vr, info = lapack("geev_ffi", x.dtype, [x], outs,
-                               (("compute_left", char("N")),
-                                ("compute_right", char("V" if vectors else "N"))),
-                               alias=False, keep=vectors)
+    nw = len(outs) - 3  # the eigenvalues' parts; NaN guards in the op, as svd's and eigh's
+    *w, _vl, vr, _ = lapack("geev_ffi", x.dtype, [x], outs,
+                            (("compute_left", char("N")),
+                             ("compute_right", char("V" if vectors else "N"))),
+                            alias=False, keep=vectors,
+                            checked=(*range(nw), nw + 1) if vectors else tuple(range(nw)))
     w0 = make_complex(w[0], w[1]) if len(w) == 2 else w[0]
-    bad = _bad(info, x)
-    return nan_where(bad, w0), (nan_where(bad, vr) if vectors else None)
+    return w0, (vr if vectors else None)
 
 
 def eig(x: Array, /) -> EigResult:
