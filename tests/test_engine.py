@@ -478,6 +478,26 @@ def test_changing_the_optimization_level_compiles_again(metrics):
     assert metrics()["compiles"] == base + 2
 
 
+def test_wide_graph_parts_never_root_a_multi_result_op(monkeypatch):
+    """A graph split in parts whose root reads a decomposition's result (a ``get`` of the
+    multi-result op): the parts are the op's pending inputs, not the op itself (whose value
+    is a tuple: the host tier raised AttributeError on it, a GaussianMixture fit with a large
+    ``max_pending``)."""
+    from xla_array.core import executor as _executor
+    monkeypatch.setattr(_executor, "MAX_GRAPH_NODES", 30)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((6, 4))
+    x = xp.asarray(a)
+    want = a.copy()
+    for i in range(40):  # a chain wider than the bound before the decomposition
+        x = x * 1.0001 + 0.5
+        want = want * 1.0001 + 0.5
+    s = xp.linalg.svdvals(x)
+    want_s = np.linalg.svd(want, compute_uv=False)
+    for y in (s, xp.linalg.svd(x)[1]):
+        np.testing.assert_allclose(np.asarray(y), want_s, rtol=1e-12)
+
+
 def test_wide_pending_graphs_are_computed_in_parts(monkeypatch):
     """Auto-flush bounds depth; a graph wider than MAX_GRAPH_NODES (SciPy's naive B-spline sums
     stacked: 353,653 nodes, over 8 GB to compile) is computed as its roots' inputs first, each

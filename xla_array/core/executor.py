@@ -437,11 +437,19 @@ MAX_GRAPH_NODES = 20_000
 
 
 def _pending_inputs(roots: list[Node]) -> list[Node]:
+    """The parts a too-large graph is computed in first: its roots' pending inputs. A
+    multi-result op is no value of its own (its ``get`` nodes are): a root reading one
+    (a ``get``) has that op's pending inputs as its parts."""
     seen: dict[Node, None] = {}
     for r in roots:
         for x in r.inputs or ():
             if x.buffer is None and x.op is not SCALAR:
-                seen[x] = None
+                if x.op.nout > 1:
+                    for y in x.inputs or ():
+                        if y.buffer is None and y.op is not SCALAR:
+                            seen[y] = None
+                else:
+                    seen[x] = None
     return list(seen)
 
 
