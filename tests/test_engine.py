@@ -489,7 +489,7 @@ def test_wide_graph_parts_never_root_a_multi_result_op(monkeypatch):
     a = rng.standard_normal((6, 4))
     x = xp.asarray(a)
     want = a.copy()
-    for i in range(40):  # a chain wider than the bound before the decomposition
+    for _ in range(40):  # a chain wider than the bound before the decomposition
         x = x * 1.0001 + 0.5
         want = want * 1.0001 + 0.5
     s = xp.linalg.svdvals(x)

@@ -567,3 +567,117 @@ def test_a_tail_the_host_cannot_match_compiles(host_first, small_tails):
     s = np.asarray(col)  # (NumPy's sums with the column-sum kernel, XLA's without it)
     assert float(t) == 0.0 + s.min() * 2.0 + s.max()
     assert np.asarray(big).tobytes() == (X * 2.0).tobytes()
+
+
+def _standardize(a):
+    return (a - xp.mean(a, axis=0)) / xp.std(a, axis=0)
+
+
+def test_a_spent_budget_compiles_behind_the_host_runs(metrics):
+    """Once a structure's host runs have taken the budget, it compiles on the background
+    thread while the host goes on running it; once the executable is in the cache the runs
+    use it. The bits are the same whichever ran."""
+    X = np.random.default_rng(3).standard_normal(fresh_rows())
+    x = xp.asarray(X)
+    ref = ((X - X.mean(axis=0)) / X.std(axis=0)).tobytes()
+    with xp.flags.using(host_first=True, host_first_budget=0.0, compile_behind=True):
+        assert np.asarray(_standardize(x)).tobytes() == ref  # on the host
+        assert np.asarray(_standardize(x)).tobytes() == ref  # queued; the host runs it
+        m = metrics()
+        assert m["host_runs"] == 2
+        assert xp.debug.settle(60)
+        m = metrics()
+        assert (m["compiles"], m["compiles_behind"]) == (1, 1)
+        assert np.asarray(_standardize(x)).tobytes() == ref  # the executable
+        m = metrics()
+        assert (m["host_runs"], m["compiles"], m["cache_hits"]) == (2, 1, 1)
+
+
+def test_host_runs_go_on_while_the_compile_runs_behind(metrics, monkeypatch):
+    """A compile held up on the background thread: the graph keeps running on the host (one
+    compile queued, never a second); released, the next run uses its executable."""
+    import threading
+
+    from xla_array.core import backend
+    release = threading.Event()
+    compile_ = backend.compile
+
+    def held(*a, **k):
+        if threading.current_thread().name == "xla_array-recompile":
+            release.wait(60)
+        return compile_(*a, **k)
+
+    monkeypatch.setattr(backend, "compile", held)
+    X = np.random.default_rng(4).standard_normal(fresh_rows())
+    x = xp.asarray(X)
+    ref = ((X - X.mean(axis=0)) / X.std(axis=0)).tobytes()
+    with xp.flags.using(host_first=True, host_first_budget=0.0, compile_behind=True):
+        for _ in range(5):
+            assert np.asarray(_standardize(x)).tobytes() == ref
+        m = metrics()
+        assert (m["host_runs"], m["compiles"]) == (5, 0)
+        release.set()
+        assert xp.debug.settle(60)
+        assert np.asarray(_standardize(x)).tobytes() == ref
+    m = metrics()
+    assert (m["host_runs"], m["compiles"], m["compiles_behind"], m["cache_hits"]) == \
+        (5, 1, 1, 1)
+
+
+def test_a_compile_behind_under_changed_settings_is_not_used(metrics, monkeypatch):
+    """Settings that drop the executables in memory (fast_math, opt_level) changed while a
+    compile ran behind: its executable, made under the old settings, is not put in."""
+    import threading
+
+    from xla_array.core import backend
+    release = threading.Event()
+    compile_ = backend.compile
+
+    def held(*a, **k):
+        if threading.current_thread().name == "xla_array-recompile":
+            release.wait(60)
+        return compile_(*a, **k)
+
+    monkeypatch.setattr(backend, "compile", held)
+    x = xp.asarray(np.ones(fresh_rows()))
+    with xp.flags.using(host_first=True, host_first_budget=0.0, compile_behind=True):
+        for _ in range(2):
+            np.asarray(x * 3.0 + 1.0)
+        executables.clear()  # (what changing fast_math or opt_level does)
+        release.set()
+        assert xp.debug.settle(60)
+        assert metrics()["compiles_behind"] == 1
+        with xp.flags.using(compile_behind=False):
+            np.testing.assert_array_equal(np.asarray(x * 3.0 + 1.0), 4.0)
+    m = metrics()
+    assert (m["compiles"], m["cache_hits"]) == (2, 0)  # compiled again, in the run
+
+
+EXIT_WHILE_COMPILING = """
+import numpy as np, xla_array as xp
+xp.flags.set(host_first=True, host_first_budget=0.0, compile_behind=True)
+x = xp.asarray(np.ones((50, 50)))
+for _ in range(2):
+    y = x
+    for i in range(40):
+        y = xp.sin(y) * 1.1 + xp.cos(y)
+    float(xp.sum(y))
+assert xp.debug.metrics()["compiles"] == 0  # (queued or compiling)
+print("exiting")
+"""
+
+
+def test_exit_while_a_compile_runs_behind_is_clean():
+    """A process that exits while XLA compiles on the background thread waits for that
+    compile and ends with status 0 (it died of a segmentation fault in 4 runs of 5)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, XLA_ARRAY_CACHE_DIR="off")
+    for k in ("XLA_ARRAY_HOST_FIRST", "XLA_ARRAY_COMPILE_BEHIND"):
+        env.pop(k, None)
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", EXIT_WHILE_COMPILING], env=env,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.strip().endswith("exiting")

@@ -315,6 +315,8 @@ def slow(*a, **k):  # the background recompile takes 60 s more
         time.sleep(60)
     return compile(*a, **k)
 backend.compile = slow
+from xla_array.core import tiers
+tiers.EXIT_WAIT = 1.0  # (exit waits this long for a running compile: here a sleep)
 xp.flags.set(host_first=False, tiered=True, tiered_runs=1)
 x = xp.asarray(np.arange(60.0).reshape(12, 5))
 for _ in range(2):

@@ -50,7 +50,10 @@ def metrics() -> dict[str, Any]:
     were compared with the host's, ``XLA_ARRAY_HOST_FIRST=check``), ``fast_compiles``
     (compiles in the fast tier, ``XLA_ARRAY_TIERED``; counted in ``compiles`` too),
     ``background_compiles`` (their optimized recompiles, on a background thread), ``swaps``
-    (optimized executables swapped in). Timers, in seconds: ``compile_seconds`` (XLA),
+    (optimized executables swapped in), ``compiles_behind`` (compiles on the background
+    thread of graphs whose host runs took the budget, while the host went on running them,
+    ``XLA_ARRAY_COMPILE_BEHIND``; counted in ``compiles`` too). Timers, in seconds:
+    ``compile_seconds`` (XLA),
     ``lower_seconds`` (graph to StableHLO), ``execute_seconds``, ``disk_load_seconds``
     (reading and loading on-disk cache entries), ``host_seconds`` (the host runs),
     ``background_compile_seconds``. And ``materializations_by_cause`` (``{'float': 2, ...}``) and

@@ -33,6 +33,9 @@ class ExecutableCache:
         self._lock = threading.Lock()
         self.last_miss: Any = None  # key of the last miss, for debug.explain()
         self.prev_keys: list[Any] = []
+        # bumped by ``clear``: an executable compiled behind the host's runs (executor) under
+        # settings since changed is not put in
+        self.generation = 0
 
     def get(self, key: Any) -> Any:
         e = self._d.get(key)  # (dict reads are atomic; no lock on the hot path)
@@ -62,6 +65,7 @@ class ExecutableCache:
     def clear(self) -> None:
         with self._lock:
             self._d.clear()
+            self.generation += 1
 
     def __len__(self) -> int:
         return len(self._d)

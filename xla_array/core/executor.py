@@ -238,6 +238,73 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     return Compiled(exe, text, key, t2 - t1, t1 - t0, pack, fast)
 
 
+# structural keys whose compile runs behind the host's runs (``_compile_behind``): the host
+# computes them until the executable is in the cache
+_BEHIND: set = set()
+if hasattr(os, "register_at_fork"):  # (a child has no background thread: its host compiles)
+    os.register_at_fork(after_in_child=_BEHIND.clear)
+
+
+def _compile_behind(key: Any, order: list, bufs: list, scalars: list, outs: list,
+                    device: Any, donate: frozenset, pack: bool) -> None:
+    """Queue the compile of a graph the host runs (``hosteval``) on the background thread
+    (``tiers.submit``): lowered here, compiled (or loaded from the disk cache) there, put in
+    the memory cache under the executor's lock, which the compile never holds. Called under
+    that lock. A failed compile is logged; the next run then compiles in the caller's thread
+    and raises there."""
+    limit = int(_flags.get("max_compiles"))
+    if limit and _metrics.snapshot()["compiles"] >= limit:
+        raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
+                           f"graph differs from the cached ones by: {explain_key(key)}")
+    t0 = time.perf_counter()
+    options = _graph_options(order, device)
+    disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
+    text = lower(order, bufs, scalars, outs, donate, device._annotations(bufs, scalars, outs),
+                 pack)
+    targets = custom_targets(text)
+    register_targets(targets)
+    lowered = time.perf_counter() - t0
+    ops, where = len(order), _where_text(order, 3)
+    dump = _flags.get("dump_dir")
+    generation = executables.generation
+
+    def job() -> None:
+        try:
+            t1 = time.perf_counter()
+            found = _from_disk(disk_key, key, device, pack, t1) if disk_key else None
+            if found is None:
+                exe = _backend.compile(text, device._pjrt_devices, options=options or None)
+                t2 = time.perf_counter()
+                if disk_key is not None:
+                    _store(disk_key, exe, targets)
+                _metrics.count("compiles")
+                _metrics.count("compiles_behind")
+                _metrics.add_time("compile_seconds", t2 - t1)
+                _metrics.add_time("lower_seconds", lowered)
+                if dump:
+                    os.makedirs(dump, exist_ok=True)
+                    name = f"module_{abs(hash(key)) & 0xFFFFFFFFFFFF:012x}.mlir"
+                    with open(os.path.join(dump, name), "w") as f:
+                        f.write(f"// key hash {hash(key)}\n" + text)
+                if _flags.get("log_compiles"):
+                    log.warning("xla_array compiled %d ops in %.1f ms behind the host's runs "
+                                "(graph from %s)", ops, (t2 - t1) * 1e3, where)
+                _telemetry.emit("compile", {"key": key, "ops": ops, "lower_seconds": lowered,
+                                            "compile_seconds": t2 - t1,
+                                            "total_seconds": t2 - t1 + lowered,
+                                            "where": where, "behind": True})
+                found = Compiled(exe, text, key, t2 - t1, lowered, pack)
+            with _lock:  # (not compiled in the caller's thread, no setting changed since)
+                if executables.get(key) is None and executables.generation == generation:
+                    executables.put(key, found)
+        finally:
+            with _lock:
+                _BEHIND.discard(key)
+
+    _BEHIND.add(key)
+    tiers.submit(job)
+
+
 def _store(disk_key: str, exe: Any, targets: list) -> None:
     """Put executable ``exe`` in the disk cache (its custom-call ``targets`` beside it)."""
     try:
@@ -488,7 +555,7 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     host_first = _flags._values["host_first"]
     first = compiled is None and host_first is True
     rules = hosteval.eligible(order, device) if first or host_first == "check" else None
-    if first and rules is not None and hosteval.host_turn(key) and \
+    if first and rules is not None and (hosteval.host_turn(key) or key in _BEHIND) and \
             _run_on_host(key, order, rules, bufs, scalars, outs, device, cause, where):
         return
     # the check mode: the host's values (before the run: it may take donated buffers)
@@ -499,6 +566,13 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
         executables.note_miss(key)
         pack = packs_scalars(order, scalars, device)
         tail = None if donate or pack else hosteval.tail(order, device)
+        if (tail is None and first and rules is not None and key not in _BEHIND
+                and _flags._values["compile_behind"] and not hosteval.refused(key)):
+            # the host's runs took the budget: compile on the background thread and let the
+            # host go on running the graph until the executable is in the cache
+            _compile_behind(key, order, bufs, scalars, outs, device, donate, pack)
+            if _run_on_host(key, order, rules, bufs, scalars, outs, device, cause, where):
+                return
         if tail is None:
             compiled = compile_graph(key, order, bufs, scalars, outs, device, donate, pack,
                                      tiers.fast_first(order, device))

@@ -79,6 +79,10 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
     "host_first_budget": (0.05, float, "seconds the host runs of one graph structure may take "
                                        "before it compiles (0: it compiles the second time "
                                        "it is seen)"),
+    "compile_behind": (True, _bool, "once a graph's host runs have taken host_first_budget, "
+                                    "compile it on a background thread while the host goes on "
+                                    "running it, and use the executable once it is ready (off: "
+                                    "the run that spends the budget compiles)"),
     "tiered": (False, _tiered, "compile a new graph whose ops round the same however XLA "
                                "optimizes them (those with host rules; values of at most 4 "
                                "MiB) at XLA's fastest setting (a third less compile time), "

@@ -46,7 +46,7 @@ from .ops.host import DTYPES, MOVES, NotExact
 from .ops.host_common import has_subnormal
 from .ops.reductions import SEQUENTIAL_ROWS, sum_plan
 
-__all__ = ["host_turn", "spent", "eligible", "exact", "evaluate", "expected", "compare",
+__all__ = ["host_turn", "refused", "spent", "eligible", "exact", "evaluate", "expected", "compare",
            "mark_clean", "NotExact"]
 
 log = logging.getLogger("xla_array")
@@ -70,6 +70,11 @@ def host_turn(key: Any) -> bool:
         return True
     budget = _flags._values["host_first_budget"]
     return spent < budget if budget > 0 else False
+
+
+def refused(key: Any) -> bool:
+    """Whether the host could not run the graph of ``key`` (``NotExact``, no memory)."""
+    return _SPENT.get(key) == math.inf
 
 
 def spent(key: Any, seconds: float) -> None:

@@ -41,6 +41,7 @@ the queued recompiles; ``xp.debug.explain()`` reports the tiers.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import math
 import os
@@ -87,13 +88,19 @@ def _on() -> bool:
 
 
 class _Worker:
-    """One daemon thread running queued jobs in order; ``settle`` waits until none is left."""
+    """One daemon thread running queued jobs in order; ``settle`` waits until none is left.
+
+    At interpreter exit (``close``, an ``atexit`` handler) the queued jobs are dropped and
+    the one running, if any, is waited for, at most ``EXIT_WAIT`` seconds: a process that
+    finalized jaxlib while XLA compiled on this thread died of a segmentation fault."""
 
     def __init__(self) -> None:
         self._cv = threading.Condition()
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self.pending = 0  # jobs queued or running
+        self.running = False
+        self.closing = False
 
     def submit(self, job: Callable[[], None]) -> None:
         with self._cv:
@@ -107,12 +114,19 @@ class _Worker:
     def _loop(self) -> None:
         while True:
             job = self._jobs.get()
+            with self._cv:
+                if self.closing:  # (dropped: the process is exiting)
+                    self.pending -= 1
+                    self._cv.notify_all()
+                    continue
+                self.running = True
             try:
                 job()
             except Exception as e:  # noqa: BLE001  (the fast executable stays in use)
-                log.info("xla_array: background recompile failed (%s)", e)
+                log.info("xla_array: background compile failed (%s)", e)
             finally:
                 with self._cv:
+                    self.running = False
                     self.pending -= 1
                     self._cv.notify_all()
 
@@ -120,16 +134,26 @@ class _Worker:
         with self._cv:
             return self._cv.wait_for(lambda: self.pending == 0, timeout)
 
+    def close(self) -> None:
+        with self._cv:
+            self.closing = True
+            self._cv.wait_for(lambda: not self.running, EXIT_WAIT)
+
     def _after_fork(self) -> None:  # the child has no worker thread: start afresh
         self._cv = threading.Condition()
         self._jobs = queue.SimpleQueue()
         self._thread = None
         self.pending = 0
+        self.running = False
 
+
+# the longest interpreter exit waits for a compile running on the background thread
+EXIT_WAIT = 30.0
 
 _WORKER = _Worker()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_WORKER._after_fork)
+atexit.register(_WORKER.close)
 
 
 def submit(job: Callable[[], None]) -> None:
