@@ -28,6 +28,10 @@ def _tiered(s: str) -> bool | str:
     return "wait" if s.strip().lower() == "wait" else _bool(s)
 
 
+def _auto(s: str) -> bool | str:
+    return "auto" if s.strip().lower() == "auto" else _bool(s)
+
+
 def _opt_str(s: str) -> str | None:
     return s or None
 
@@ -79,10 +83,13 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
     "host_first_budget": (0.05, float, "seconds the host runs of one graph structure may take "
                                        "before it compiles (0: it compiles the second time "
                                        "it is seen)"),
-    "compile_behind": (True, _bool, "once a graph's host runs have taken host_first_budget, "
-                                    "compile it on a background thread while the host goes on "
-                                    "running it, and use the executable once it is ready (off: "
-                                    "the run that spends the budget compiles)"),
+    "compile_behind": ("auto", _auto, "once a graph's host runs have taken host_first_budget, "
+                                      "compile it on a background thread while the host goes "
+                                      "on running it, and use the executable once it is ready "
+                                      "(off: the run that spends the budget compiles); auto: "
+                                      "on where the process has 4 CPUs or more (on 2, XLA's "
+                                      "compile and the program share them, and the program "
+                                      "goes slower while it runs)"),
     "tiered": (False, _tiered, "compile a new graph whose ops round the same however XLA "
                                "optimizes them (those with host rules; values of at most 4 "
                                "MiB) at XLA's fastest setting (a third less compile time), "
