@@ -681,3 +681,78 @@ def test_exit_while_a_compile_runs_behind_is_clean():
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr[-2000:]
         assert out.stdout.strip().endswith("exiting")
+
+
+def test_held_small_values_come_first_so_later_calls_share_the_executable(host_first,
+                                                                          monkeypatch):
+    """A graph that compiles (here: a value above the host's size bound) and computes a value a
+    library caches from small inputs alone (LogisticRegression's encoded labels): the host
+    computes that value first, and the rest compiles with the structure of the later calls,
+    where the value is a buffer: one compile for both. The bits are the one graph's."""
+    monkeypatch.setattr(hosteval, "MAX_BYTES", 4096)
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((60, fresh_rows()[1] % 7 + 20))
+    labels = rng.integers(0, 3, 60)
+    w0 = rng.standard_normal(X.shape[1])
+
+    def fit(x, y, w):
+        cache = {}
+        out = []
+        for k in range(3):
+            if "t" not in cache:  # computed in the first call's graph, then held
+                cache["t"] = xp.astype(y == 2, xp.float64) * 2.0 - 1.0
+            r = (x + 0.0) @ (w * (k + 1.0)) - cache["t"]  # (x + 0.0: above the bound)
+            out.append(float(xp.sum(r * r)))
+        return out
+
+    x, y, w = xp.asarray(X), xp.asarray(labels), xp.asarray(w0)
+    got = fit(x, y, w)
+    m = host_first()
+    assert m["compiles"] == 1 and m["cache_hits"] == 2 and m["host_runs"] == 1
+    with xp.flags.using(host_first=False):  # one graph, compiled
+        want = fit(x, y, w)
+    assert got == want
+    t = (labels == 2) * 2.0 - 1.0
+    np.testing.assert_allclose(got, [((X @ (w0 * k) - t) ** 2).sum() for k in (1, 2, 3)],
+                               rtol=1e-12)
+
+
+def test_held_first_takes_values_of_small_integer_inputs_only(host_first, monkeypatch):
+    """Held values computed from a large buffer or from float buffers (a model's parameters,
+    new at every step) stay in the graph; one from a small integer buffer comes first. A
+    materialized root the host computed first is not computed again."""
+    monkeypatch.setattr(hosteval, "MAX_BYTES", 4096)
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((40, fresh_rows()[1] % 5 + 30))
+    v = rng.standard_normal(5)
+    k = rng.integers(0, 9, 5)
+    x, s, ki = xp.asarray(X), xp.asarray(v), xp.asarray(k)
+    big = x * 2.0 + 1.0  # held, from the large buffer
+    params = s * 3.0 - 1.0  # held, from a small float buffer
+    codes = xp.astype(ki * 3 - 1, xp.float64)  # held, from a small integer buffer
+    total = xp.sum(big) + xp.sum(params) + xp.sum(codes)
+    xp.block_until_ready(total, codes)
+    m = host_first()
+    assert m["host_runs"] == 1 and m["compiles"] == 1  # codes first, then the rest
+    assert np.asarray(codes).tobytes() == (k * 3 - 1).astype(np.float64).tobytes()
+    assert np.asarray(params).tobytes() == (v * 3.0 - 1.0).tobytes()
+    assert np.asarray(big).tobytes() == (X * 2.0 + 1.0).tobytes()
+    want = (X * 2.0 + 1.0).sum() + (v * 3.0 - 1.0).sum() + (k * 3 - 1).sum()
+    np.testing.assert_allclose(float(total), want, rtol=1e-12)
+    assert host_first()["compiles"] == 1  # (all of it computed above)
+
+
+def test_held_values_of_float_parameters_stay_in_the_graph(host_first, monkeypatch):
+    """A loop whose held values are functions of float parameters (new at every step) keeps
+    one graph per step, compiled once: nothing of it goes to the host first."""
+    monkeypatch.setattr(hosteval, "MAX_BYTES", 4096)
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((40, fresh_rows()[1] % 5 + 30))
+    x, s = xp.asarray(X), xp.asarray(rng.standard_normal(5))
+    got = []
+    for _ in range(3):
+        s = s * 0.5 + 1.0  # held: the next step's parameters
+        got.append(float(xp.sum(x * 2.0 + 1.0) + xp.sum(s)))
+    m = host_first()
+    assert (m["host_runs"], m["compiles"], m["cache_hits"]) == (0, 1, 2)
+    assert len(set(got)) == 3

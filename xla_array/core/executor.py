@@ -537,7 +537,8 @@ def _pending_inputs(roots: list[Node]) -> list[Node]:
     return list(seen)
 
 
-def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = None) -> None:
+def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = None,
+         hoisted: bool = False) -> None:
     """Plan, find or compile, run, write back. Counts one materialization when ``cause``."""
     order, bufs, scalars, outs, struct = plan_graph(roots)
     if len(order) > MAX_GRAPH_NODES:
@@ -578,6 +579,19 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     # the check mode: the host's values (before the run: it may take donated buffers)
     expected = (hosteval.expected(order, rules, bufs, scalars, outs)
                 if host_first == "check" and rules is not None else None)
+    if compiled is None and host_first is True and rules is None and not hoisted:
+        # a graph that compiles: the held values the host can compute from small buffers
+        # first (``hosteval.held_first``), then the rest over them
+        early = hosteval.held_first(order, outs, device)
+        if early and len(early) < len(outs):
+            del order, bufs, scalars, outs, struct, args
+            _run(early, device)
+            rest = [r for r in roots if r.buffer is None]
+            if rest:
+                _run(rest, device, cause, where, hoisted=True)
+            elif cause is not None:
+                _metrics.materialization(cause, where)
+            return
     if compiled is None:
         _metrics.count("cache_misses")
         executables.note_miss(key)
