@@ -593,9 +593,9 @@ def test_a_spent_budget_compiles_behind_the_host_runs(metrics):
         assert (m["host_runs"], m["compiles"], m["cache_hits"]) == (2, 1, 1)
 
 
-def test_host_runs_go_on_while_the_compile_runs_behind(metrics, monkeypatch):
-    """A compile held up on the background thread: the graph keeps running on the host (one
-    compile queued, never a second); released, the next run uses its executable."""
+@pytest.fixture
+def held_compiles(monkeypatch):
+    """Compiles on the background thread wait until the event this returns is set."""
     import threading
 
     from xla_array.core import backend
@@ -608,6 +608,13 @@ def test_host_runs_go_on_while_the_compile_runs_behind(metrics, monkeypatch):
         return compile_(*a, **k)
 
     monkeypatch.setattr(backend, "compile", held)
+    yield release
+    release.set()
+
+
+def test_host_runs_go_on_while_the_compile_runs_behind(metrics, held_compiles):
+    """A compile held up on the background thread: the graph keeps running on the host (one
+    compile queued, never a second); released, the next run uses its executable."""
     X = np.random.default_rng(4).standard_normal(fresh_rows())
     x = xp.asarray(X)
     ref = ((X - X.mean(axis=0)) / X.std(axis=0)).tobytes()
@@ -616,7 +623,7 @@ def test_host_runs_go_on_while_the_compile_runs_behind(metrics, monkeypatch):
             assert np.asarray(_standardize(x)).tobytes() == ref
         m = metrics()
         assert (m["host_runs"], m["compiles"]) == (5, 0)
-        release.set()
+        held_compiles.set()
         assert xp.debug.settle(60)
         assert np.asarray(_standardize(x)).tobytes() == ref
     m = metrics()
@@ -624,27 +631,15 @@ def test_host_runs_go_on_while_the_compile_runs_behind(metrics, monkeypatch):
         (5, 1, 1, 1)
 
 
-def test_a_compile_behind_under_changed_settings_is_not_used(metrics, monkeypatch):
+def test_a_compile_behind_under_changed_settings_is_not_used(metrics, held_compiles):
     """Settings that drop the executables in memory (fast_math, opt_level) changed while a
     compile ran behind: its executable, made under the old settings, is not put in."""
-    import threading
-
-    from xla_array.core import backend
-    release = threading.Event()
-    compile_ = backend.compile
-
-    def held(*a, **k):
-        if threading.current_thread().name == "xla_array-recompile":
-            release.wait(60)
-        return compile_(*a, **k)
-
-    monkeypatch.setattr(backend, "compile", held)
     x = xp.asarray(np.ones(fresh_rows()))
     with xp.flags.using(host_first=True, host_first_budget=0.0, compile_behind=True):
         for _ in range(2):
             np.asarray(x * 3.0 + 1.0)
         executables.clear()  # (what changing fast_math or opt_level does)
-        release.set()
+        held_compiles.set()
         assert xp.debug.settle(60)
         assert metrics()["compiles_behind"] == 1
         with xp.flags.using(compile_behind=False):

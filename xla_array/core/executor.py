@@ -188,10 +188,7 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     (``tiers.py``): the optimized executable from the disk cache if there is one, else the
     fast one, compiled if needed. ``variant``: what else the disk cache's key must tell apart
     (a part of the graph ``key`` names: ``_compile_split``)."""
-    limit = int(_flags.get("max_compiles"))
-    if limit and _metrics.snapshot()["compiles"] >= limit:
-        raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
-                           f"graph differs from the cached ones by: {explain_key(key)}")
+    _check_limit(key)
     t0 = time.perf_counter()
     options = _graph_options(order, device)
     disk_key = disk.key_text(key, _disk_context(options) + variant) if disk.folder() else None
@@ -218,24 +215,44 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     t2 = time.perf_counter()
     if disk_key is not None:
         _store(disk_key, exe, custom_targets(text))
+    _compiled(key, text, len(order), _where_text(order, 3), t1 - t0, t2 - t1,
+              "fast_compiles" if fast else None)
+    return Compiled(exe, text, key, t2 - t1, t1 - t0, pack, fast)
+
+
+def _check_limit(key: Any) -> None:
+    """Raise CompileError once ``max_compiles`` compiles happened (before another)."""
+    limit = int(_flags.get("max_compiles"))
+    if limit and _metrics.snapshot()["compiles"] >= limit:
+        raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
+                           f"graph differs from the cached ones by: {explain_key(key)}")
+
+
+def _compiled(key: Any, text: str, ops: int, where: str, lowered: float, seconds: float,
+              kind: str | None = None) -> None:
+    """A compile's bookkeeping: the counters (``kind``: the counter of its kind as well,
+    ``fast_compiles`` or ``compiles_behind``), ``dump_dir``, ``log_compiles``, the
+    ``on_compile`` event."""
     _metrics.count("compiles")
-    if fast:
-        _metrics.count("fast_compiles")
-    _metrics.add_time("compile_seconds", t2 - t1)
-    _metrics.add_time("lower_seconds", t1 - t0)
+    if kind is not None:
+        _metrics.count(kind)
+    _metrics.add_time("compile_seconds", seconds)
+    _metrics.add_time("lower_seconds", lowered)
     dump = _flags.get("dump_dir")
     if dump:
         os.makedirs(dump, exist_ok=True)
         name = f"module_{abs(hash(key)) & 0xFFFFFFFFFFFF:012x}.mlir"
         with open(os.path.join(dump, name), "w") as f:
             f.write(f"// key hash {hash(key)}\n" + text)
+    behind = kind == "compiles_behind"
     if _flags.get("log_compiles"):
-        log.warning("xla_array compiled %d ops in %.1f ms (graph from %s)", len(order),
-                    (t2 - t1) * 1e3, _where_text(order, 3))
-    _telemetry.emit("compile", {"key": key, "ops": len(order), "lower_seconds": t1 - t0,
-                                "compile_seconds": t2 - t1, "total_seconds": t2 - t0,
-                                "where": _where_text(order, 3)})
-    return Compiled(exe, text, key, t2 - t1, t1 - t0, pack, fast)
+        log.warning("xla_array compiled %d ops in %.1f ms%s (graph from %s)", ops,
+                    seconds * 1e3, " behind the host's runs" if behind else "", where)
+    event = {"key": key, "ops": ops, "lower_seconds": lowered, "compile_seconds": seconds,
+             "total_seconds": lowered + seconds, "where": where}
+    if behind:
+        event["behind"] = True
+    _telemetry.emit("compile", event)
 
 
 def _cpus() -> int:
@@ -269,10 +286,7 @@ def _compile_behind(key: Any, order: list, bufs: list, scalars: list, outs: list
     the memory cache under the executor's lock, which the compile never holds. Called under
     that lock. A failed compile is logged; the next run then compiles in the caller's thread
     and raises there."""
-    limit = int(_flags.get("max_compiles"))
-    if limit and _metrics.snapshot()["compiles"] >= limit:
-        raise CompileError(f"more than XLA_ARRAY_MAX_COMPILES={limit} compiles; the new "
-                           f"graph differs from the cached ones by: {explain_key(key)}")
+    _check_limit(key)
     t0 = time.perf_counter()
     options = _graph_options(order, device)
     disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
@@ -282,7 +296,6 @@ def _compile_behind(key: Any, order: list, bufs: list, scalars: list, outs: list
     register_targets(targets)
     lowered = time.perf_counter() - t0
     ops, where = len(order), _where_text(order, 3)
-    dump = _flags.get("dump_dir")
     generation = executables.generation
 
     def job() -> None:
@@ -294,22 +307,7 @@ def _compile_behind(key: Any, order: list, bufs: list, scalars: list, outs: list
                 t2 = time.perf_counter()
                 if disk_key is not None:
                     _store(disk_key, exe, targets)
-                _metrics.count("compiles")
-                _metrics.count("compiles_behind")
-                _metrics.add_time("compile_seconds", t2 - t1)
-                _metrics.add_time("lower_seconds", lowered)
-                if dump:
-                    os.makedirs(dump, exist_ok=True)
-                    name = f"module_{abs(hash(key)) & 0xFFFFFFFFFFFF:012x}.mlir"
-                    with open(os.path.join(dump, name), "w") as f:
-                        f.write(f"// key hash {hash(key)}\n" + text)
-                if _flags.get("log_compiles"):
-                    log.warning("xla_array compiled %d ops in %.1f ms behind the host's runs "
-                                "(graph from %s)", ops, (t2 - t1) * 1e3, where)
-                _telemetry.emit("compile", {"key": key, "ops": ops, "lower_seconds": lowered,
-                                            "compile_seconds": t2 - t1,
-                                            "total_seconds": t2 - t1 + lowered,
-                                            "where": where, "behind": True})
+                _compiled(key, text, ops, where, lowered, t2 - t1, "compiles_behind")
                 found = Compiled(exe, text, key, t2 - t1, lowered, pack)
             with _lock:  # (not compiled in the caller's thread, no setting changed since)
                 if executables.get(key) is None and executables.generation == generation:
