@@ -657,7 +657,9 @@ for _ in range(2):
     for i in range(40):
         y = xp.sin(y) * 1.1 + xp.cos(y)
     float(xp.sum(y))
-assert xp.debug.metrics()["compiles"] == 0  # (queued or compiling)
+# queued or compiling: the graph ran on the host (without the native kernels, sin has no
+# host rule: the graph compiled in the first run and there is nothing in flight)
+print("in flight" if xp.debug.metrics()["compiles"] == 0 else "compiled")
 print("exiting")
 """
 
@@ -671,11 +673,15 @@ def test_exit_while_a_compile_runs_behind_is_clean():
     env = dict(os.environ, XLA_ARRAY_CACHE_DIR="off")
     for k in ("XLA_ARRAY_HOST_FIRST", "XLA_ARRAY_COMPILE_BEHIND"):
         env.pop(k, None)
+    flights = 0
     for _ in range(2):
         out = subprocess.run([sys.executable, "-c", EXIT_WHILE_COMPILING], env=env,
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr[-2000:]
         assert out.stdout.strip().endswith("exiting")
+        flights += "in flight" in out.stdout
+    if not flights:
+        pytest.skip("no compile was in flight at exit (without the native kernels)")
 
 
 def test_held_small_values_come_first_so_later_calls_share_the_executable(host_first,
