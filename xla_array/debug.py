@@ -141,19 +141,26 @@ def memory(*arrays: Array) -> dict[str, int]:
 
 def explain() -> str:
     """Why the last compile happened (see ``explain_key``); "no compile yet" before any. Once
-    a graph compiled in the fast tier, a last line says where tiered compilation stands."""
+    a graph compiled in the fast tier, a line says where tiered compilation stands; once one
+    compiled behind the host's runs (``compile_behind``), a line counts those compiles."""
     key = executables.last_miss
     why = "no compile yet" if key is None else explain_key(key)
-    if _metrics.snapshot()["fast_compiles"]:
+    m = _metrics.snapshot()
+    if m["fast_compiles"]:
         why += "\n" + _tiers.status()
+    if m["compiles_behind"]:
+        why += (f"\n{m['compiles_behind']} compiles behind the host's runs; "
+                f"{_tiers.pending()} background compiles queued or running")
     return why
 
 
 def settle(timeout: float | None = None) -> bool:
-    """Wait until the optimized recompiles queued by tiered compilation are done and swapped
-    in (``timeout`` seconds at most; False if some are still running then). Not from a
-    ``on_compile``/``on_materialize`` hook: those run while the engine computes."""
-    if _executor_lock_held():
+    """Wait until the background compiles are done and their executables in the cache: the
+    optimized recompiles of tiered compilation and the compiles behind the host's runs
+    (``timeout`` seconds at most; False if some are still running then). Not from a
+    ``on_compile``/``on_materialize`` hook: those run while the engine computes (or, for a
+    compile behind the host's runs, on the background thread itself)."""
+    if _executor_lock_held() or _tiers.on_worker():
         raise RuntimeError("xla_array.debug.settle() called while the engine computes (from "
                            "an on_compile or on_materialize hook): it would wait for itself")
     return _tiers.settle(timeout)
@@ -166,7 +173,9 @@ def jaxlib_version() -> str:
 
 def on_compile(fn: Any) -> Any:
     """Call ``fn(event)`` after every compilation (event: key, ops, lower_seconds,
-    compile_seconds, total_seconds, where). Returns a function that unregisters it."""
+    compile_seconds, total_seconds, where; and ``behind: True`` for a compile behind the
+    host's runs, whose event comes from the background thread). Returns a function that
+    unregisters it."""
     return _telemetry.on("compile", fn)
 
 

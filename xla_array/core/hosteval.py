@@ -46,8 +46,8 @@ from .ops.host import DTYPES, MOVES, NotExact
 from .ops.host_common import has_subnormal
 from .ops.reductions import SEQUENTIAL_ROWS, sum_plan
 
-__all__ = ["host_turn", "refused", "spent", "eligible", "exact", "evaluate", "expected", "compare",
-           "mark_clean", "NotExact"]
+__all__ = ["host_turn", "refused", "spent", "eligible", "exact", "held_first", "evaluate",
+           "expected", "compare", "mark_clean", "NotExact"]
 
 log = logging.getLogger("xla_array")
 

@@ -54,7 +54,8 @@ from . import flags as _flags
 from . import hosteval
 from . import metrics as _metrics
 
-__all__ = ["FAST_OPTIONS", "fast_first", "submit", "settle", "status"]
+__all__ = ["FAST_OPTIONS", "fast_first", "submit", "settle", "pending", "on_worker",
+           "status"]
 
 log = logging.getLogger("xla_array")
 
@@ -165,6 +166,17 @@ def settle(timeout: float | None = None) -> bool:
     """Wait until the queued recompiles are done (``timeout`` seconds at most: False if some
     are still running then)."""
     return _WORKER.settle(timeout)
+
+
+def on_worker() -> bool:
+    """Whether the caller runs on the background thread (a job, or a hook it calls)."""
+    return threading.current_thread() is _WORKER._thread
+
+
+def pending() -> int:
+    """Background compiles queued or running (optimized recompiles, compiles behind the
+    host's runs)."""
+    return _WORKER.pending
 
 
 def status() -> str:
