@@ -130,6 +130,25 @@ def metrics():
 
 
 @pytest.fixture
+def settling_hook():
+    """An ``on_compile`` hook calling ``xp.debug.settle(0)``, registered for the test:
+    returns (the events it saw, the RuntimeErrors settle raised in it)."""
+    import xla_array as xp
+    events, errors = [], []
+
+    def hook(event):
+        events.append(event)
+        try:
+            xp.debug.settle(0)
+        except RuntimeError as e:
+            errors.append(e)
+
+    off = xp.debug.on_compile(hook)
+    yield events, errors
+    off()
+
+
+@pytest.fixture
 def run_threads():
     """``run(work, n)``: call ``work(i)`` for i in range(n) on n threads at once; returns the
     exceptions they raised (an assertion failing inside ``work`` is one)."""

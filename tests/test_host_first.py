@@ -759,29 +759,17 @@ def test_held_values_of_float_parameters_stay_in_the_graph(host_first, monkeypat
     assert len(set(got)) == 3
 
 
-def test_a_compile_behind_reports_itself_and_its_hook_cannot_settle(metrics):
+def test_a_compile_behind_reports_itself_and_its_hook_cannot_settle(metrics, settling_hook):
     """The compile event of a compile behind the host's runs says so and comes from the
     background thread, where ``settle`` raises instead of waiting for itself; ``explain``
     counts those compiles."""
     X = np.random.default_rng(8).standard_normal(fresh_rows())
     x = xp.asarray(X)
-    events, errors = [], []
-
-    def hook(event):
-        events.append(event)
-        try:
-            xp.debug.settle(0)
-        except RuntimeError as e:
-            errors.append(e)
-
-    off = xp.debug.on_compile(hook)
-    try:
-        with xp.flags.using(host_first=True, host_first_budget=0.0, compile_behind=True):
-            for _ in range(2):
-                np.asarray(_standardize(x))
-            assert xp.debug.settle(60)
-    finally:
-        off()
+    events, errors = settling_hook
+    with xp.flags.using(host_first=True, host_first_budget=0.0, compile_behind=True):
+        for _ in range(2):
+            np.asarray(_standardize(x))
+        assert xp.debug.settle(60)
     assert len(events) == 1 and events[0]["behind"] is True
     assert errors and "wait for itself" in str(errors[0])
     assert "1 compiles behind the host's runs" in xp.debug.explain()
