@@ -7,7 +7,7 @@ engine needs to know about it:
 - ``source``: its C file (built into a shared library when the package is built, never at run
   time; ``kernels/library.py`` loads it);
 - ``targets``: the XLA FFI custom-call targets it registers (how the executor recognizes an
-  executable that calls it, ``executor.custom_targets``);
+  executable that calls it, ``compiling.custom_targets``);
 - ``op``: the op whose lowering calls it;
 - ``replaces`` and ``rule``: its selection rule, a rewrite of the planned graph
   (``core/rewrite.py``, run by ``lower.lower`` before a graph is lowered): for a node of op
@@ -21,7 +21,7 @@ engine needs to know about it:
   the replaced op's own host rule stands.
 
 The executor registers every kernel an executable calls before compiling it or loading it from
-bytes (``executor.register_targets``), so a kernel is found through this table, never by name.
+bytes (``compiling.register_targets``), so a kernel is found through this table, never by name.
 Whether a rewrite applies depends only on the graph's structure and on which kernels are in
 use (``in_use``): the structural key of a graph is taken before the rewrite, so ``context()``
 (the kinds in use) is part of the disk cache's context, and a change of a kernel's setting
