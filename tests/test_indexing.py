@@ -511,3 +511,88 @@ def test_simple_keys_views_and_laziness():
     check_equal(x[0:2], a[0:2])
     rows = list(xp.asarray(a))
     assert len(rows) == 3 and all(np.array_equal(np.asarray(r), a[i]) for i, r in enumerate(rows))
+
+
+# ---------------------------------------------------------------- writes of a loop, combined
+
+def test_a_loop_of_element_writes_keeps_the_graph_shallow():
+    # 64 writes of elements of one array, then 32 of numbers: without combining, 96 levels
+    # of depth (and auto-flushes within the loop)
+    a, d = base((64, 64)), np.arange(64.0) * 1.5
+    x, dx = lazy(a), xp.asarray(d)
+    start = x._node.depth
+    for i in range(64):
+        x[i, i] = dx[i]
+        a[i, i] = d[i]
+    for i in range(0, 64, 2):
+        x[i, 63 - i] = 0.25 * i
+        a[i, 63 - i] = 0.25 * i
+    assert x._node.depth <= start + 24, x._node.depth - start
+    assert "update_slices" in {n.op.name for n in _cone(x._node)}
+    check_equal(x, a)
+
+
+def _cone(node):
+    seen, stack = {}, [node]
+    while stack:
+        n = stack.pop()
+        if id(n) not in seen:
+            seen[id(n)] = n
+            stack.extend(n.inputs or ())
+    return seen.values()
+
+
+def test_writes_through_a_view_reach_the_base_in_one_node():
+    # scikit-learn's _add_to_diagonal on each covariance of a GaussianMixture: a view written
+    # element by element, each write written back into the base
+    a = base((3, 16, 16))
+    c = lazy(a)
+    start = c._node.depth
+    for k in range(3):
+        v, vn = c[k], a[k]
+        val, valn = xp.linalg.diagonal(v) + 0.5, np.diagonal(vn) + 0.5
+        for i in range(16):
+            v[i, i] = val[i]
+            vn[i, i] = valn[i]
+    assert c._node.depth <= start + 40, c._node.depth - start
+    check_equal(c, a)
+
+
+def test_writes_that_overlap_repeat_or_read_the_array_keep_numpys_order():
+    a = base((50,))
+    x = lazy(a)
+    for i in range(40):  # overlapping windows
+        x[i:i + 3] = float(i)
+        a[i:i + 3] = float(i)
+    for i in range(40):  # the same windows again: the last write is the one
+        x[i % 7] = float(-i)
+        a[i % 7] = float(-i)
+    for i in range(1, 40):  # each value read from the array being written
+        x[i] = x[i - 1]
+        a[i] = a[i - 1]
+    src, s = lazy(base((10, 4))), base((10, 4))
+    y, b = lazy(base((30, 4))), base((30, 4))
+    for i in range(30):  # rows copied from one array, some rows twice
+        y[i] = src[(3 * i) % 10]
+        b[i] = s[(3 * i) % 10]
+    for i in range(20):  # numbers of another dtype: converted, written one by one
+        y[i, 1] = i
+        b[i, 1] = i
+    check_equal(x, a)
+    check_equal(y, b)
+
+
+def test_combined_writes_share_one_executable_whatever_the_positions(metrics):
+    def run(offset):
+        x = xp.zeros(100) + 1.0
+        for i in range(40):
+            x[offset + 2 * i] = float(i)
+        return np.asarray(x)
+
+    run(0)
+    compiles = metrics()["compiles"]
+    got = run(1)
+    assert metrics()["compiles"] == compiles
+    want = np.ones(100)
+    want[1:81:2] = np.arange(40.0)
+    np.testing.assert_array_equal(got, want)

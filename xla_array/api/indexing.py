@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from ..core import dtypes as _dtypes
-from ..core.graph import Node, record, scalar_leaf
+from ..core.graph import SCALAR, Node, record, scalar_leaf
+from ..core.host import small_leaf
 from ..core.ops import indexing as _ops_index  # noqa: F401  (registers dynamic_slice / dynamic_update_slice)
-from ..core.ops.indexing import DynamicSlice, DynamicUpdateSlice
+from ..core.ops.indexing import DynamicSlice, DynamicUpdateSlice, UpdateSlices
 from ..core.ops.structural import (
     OPS,
     Broadcast,
@@ -208,6 +209,7 @@ def _getitem_simple(x: Array, ks: tuple) -> Array | None:
 
 _DYNAMIC_SLICE = OPS["dynamic_slice"]
 _RESHAPE = OPS["reshape"]
+_BROADCAST = OPS["broadcast"]
 _I64 = _dtypes.int64
 
 
@@ -290,4 +292,188 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
         v = record(OPS["select"], (mask, placed, cur))
     if not dyn:
         return wrap(v)
-    return wrap(record(OPS["dynamic_update_slice"], (x._node, v, *starts), DynamicUpdateSlice(dyn)))
+    prev = x._node
+    if (prev.op is _DUS or prev.op is _UPDATES) and prev.buffer is None:
+        node = _combined(prev, v, starts, dyn)
+        if node is not None:
+            return wrap(node)
+    return wrap(record(_DUS, (prev, v, *starts), DynamicUpdateSlice(dyn)))
+
+
+# ---------------------------------------------------------------- writes of a loop combined
+#
+# A loop of writes (``x[i, i] = d[i]``, ``x[i] = 0.5``, a view written element by element and
+# written back into its base each time) would add one level to the pending graph per write,
+# and the auto-flush it then triggers splits whatever the loop is part of. A pending write
+# into an array that is itself pending writes is combined with them where the writes move
+# values without computing (each writes a Python number, or a dynamic_slice of one array) at
+# windows of one shape that do not overlap: one ``update_slices`` node over the array before
+# them, its positions (and numbers) small int64 (value) buffers, so the structure, and so the
+# executable, is the same whatever the positions. A write at a window written before replaces
+# that write where the new value is not computed from it (a view's write-back into its base).
+
+_DUS = OPS["dynamic_update_slice"]
+_UPDATES = OPS["update_slices"]
+_SLICE = OPS["dynamic_slice"]
+# writes that move values become one update_slices node BATCH at a time, at most
+# MAX_COMBINED in one (a longer loop stacks such nodes, one level of depth each)
+BATCH = 16
+MAX_COMBINED = 256
+
+
+def _at(starts: tuple) -> tuple | None:
+    """The start positions' values, when they are scalar parameters holding ints (a key
+    parsed here; not a traced argument of ``jit``)."""
+    out = []
+    for s in starts:
+        val = s.value
+        if s.op is not SCALAR or type(val) is not int:
+            return None
+        out.append(val)
+    return tuple(out)
+
+
+def _source(v: Node, dtype: Any) -> tuple | None:
+    """What a written value is, when it moves values without computing: ("fill", number) for
+    a Python number of the array's dtype, ("copy", source node, positions, dynamic_slice
+    attrs) for a dynamic_slice of one array (through reshapes); else None."""
+    n = v
+    while n.op is _RESHAPE or n.op is _BROADCAST:
+        n = n.inputs[0]
+    if n.op is SCALAR:
+        val = n.value
+        if n.dtype is dtype and type(val) in (int, float, bool, complex):
+            return ("fill", val)
+        return None
+    if v.op is _BROADCAST:
+        return None
+    n = v
+    while n.op is _RESHAPE:
+        n = n.inputs[0]
+    if n.op is _SLICE and n.buffer is None and n.dtype is dtype:
+        at = _at(n.inputs[1:])
+        if at is not None:
+            return ("copy", n.inputs[0], at, n.attrs)
+    return None
+
+
+def _reads(v: Node, prev: Node, budget: int = 256) -> bool:
+    """Whether ``v`` is computed from ``prev`` (or may be: more than ``budget`` nodes to look
+    at). No node as shallow as ``prev`` reads it (a node is deeper than its inputs)."""
+    floor = prev.depth
+    stack, seen = [v], set()
+    while stack:
+        n = stack.pop()
+        if n is prev:
+            return True
+        if n.depth <= floor or id(n) in seen:
+            continue
+        seen.add(id(n))
+        if len(seen) > budget:
+            return True
+        stack.extend(n.inputs)
+    return False
+
+
+class _Writes:
+    """What an update_slices node was combined from (its ``value``: positions and values as
+    Python data, for the next write to extend): base, kind, window, source, the read
+    attributes, the windows' positions, and per window its number or read position."""
+
+    __slots__ = ("base", "kind", "window", "src", "rattrs", "at", "what")
+
+    def __init__(self, base: Node, kind: str, window: tuple, src: Any, rattrs: Any,
+                 at: list, what: list) -> None:
+        self.base, self.kind, self.window, self.src, self.rattrs = base, kind, window, src, \
+            rattrs
+        self.at, self.what = at, what
+
+
+def _same_source(a: tuple, b: tuple) -> bool:
+    return a[0] == b[0] and (a[0] == "fill" or (a[1] is b[1] and a[3] == b[3]))
+
+
+def _combined(prev: Node, v: Node, starts: tuple, dyn: tuple) -> Node | None:
+    """``v`` written at ``starts`` into ``prev`` (pending writes into an array), combined with
+    them where that is how they combine; None where it is a plain dynamic_update_slice.
+
+    A write at the window ``prev`` wrote replaces that write (a view's write-back into its
+    base) unless its value is computed from ``prev``. Writes that move values (``_source``)
+    stay dynamic_update_slice nodes until BATCH of them follow one another (each such node's
+    ``value`` counts them), then become one update_slices node with the update_slices node
+    below them, if any (each holds its writes as Python data in its ``value``: ``_Writes``):
+    the positions' buffers are made once per BATCH writes."""
+    at = _at(starts)
+    if at is None:
+        return None
+    shape = v.shape
+    if prev.op is _DUS:
+        if prev.attrs.dyn != dyn or prev.inputs[1].shape != shape:
+            return None
+        if _at(prev.inputs[2:]) == at:  # the same window again (a view's write-back)
+            if _reads(v, prev):
+                return None
+            return record(_DUS, (prev.inputs[0], v, *starts), DynamicUpdateSlice(dyn))
+    src = _source(v, prev.dtype)
+    if src is None:
+        return None
+    run = 1
+    if prev.op is _DUS and type(prev.value) is int:
+        psrc = _source(prev.inputs[1], prev.dtype)
+        if psrc is not None and _same_source(src, psrc):
+            run = prev.value + 1
+    if run < BATCH:
+        node = record(_DUS, (prev, v, *starts), DynamicUpdateSlice(dyn))
+        node.value = run
+        if node.depth == prev.depth + 1:  # (at most BATCH - 1 such levels: they count none)
+            node.depth = prev.depth
+        return node
+    # the BATCH writes of the run, oldest first, and what is under them
+    writes: list = []
+    n = prev
+    for _ in range(BATCH - 1):
+        writes.append((_at(n.inputs[2:]), _source(n.inputs[1], n.dtype)))
+        n = n.inputs[0]
+    writes.reverse()
+    writes.append((at, src))
+    w = n.value if n.op is _UPDATES and n.buffer is None else None
+    if w is not None and (w.kind != src[0] or w.window != shape or n.attrs.dyn != dyn or
+                          len(w.at) + BATCH > MAX_COMBINED or
+                          (src[0] == "copy" and (w.src is not src[1] or w.rattrs != src[3]))):
+        w = None
+    if w is not None:
+        base, places, what = w.base, list(w.at), list(w.what)
+    else:
+        base, places, what = n, [], []
+    sizes = [shape[a] for a in dyn]
+    single = all(size == 1 for size in sizes)
+    index = {p: j for j, p in enumerate(places)}
+    for p, s in writes:
+        item = s[1] if s[0] == "fill" else s[2]
+        j = index.get(p)
+        if j is not None:  # the same window again: the later write is the one
+            what[j] = item
+            continue
+        if not single:
+            for other in places:
+                for q, r, size in zip(other, p, sizes):
+                    if q - r >= size or r - q >= size:
+                        break  # apart along this axis
+                else:
+                    return None  # overlapping windows: written one after the other
+        index[p] = len(places)
+        places.append(p)
+        what.append(item)
+    device = prev.device
+    at_leaf = small_leaf(np.array(places, dtype=np.int64), device)
+    if src[0] == "fill":
+        vals = small_leaf(np.array(what, dtype=prev.dtype.np), device)
+        node = record(_UPDATES, (base, vals, at_leaf), UpdateSlices(dyn, "fill", shape, (), ()))
+    else:
+        rsizes, rdyn = src[3]
+        frm = small_leaf(np.array(what, dtype=np.int64).reshape(len(what), len(rdyn)), device)
+        node = record(_UPDATES, (base, src[1], frm, at_leaf),
+                      UpdateSlices(dyn, "copy", shape, rdyn, rsizes))
+    node.value = _Writes(base, src[0], shape, src[1] if src[0] == "copy" else None,
+                         src[3] if src[0] == "copy" else None, places, what)
+    return node

@@ -320,6 +320,29 @@ def _dynamic_update_slice(n: Any, vals: list) -> np.ndarray:
     return out
 
 
+def _update_slices(n: Any, vals: list) -> np.ndarray:
+    dyn, kind, window, rdyn, rsizes = n.attrs
+    out = np.array(vals[0], copy=True)
+    at = vals[-1]
+    if kind == "fill":
+        ups = vals[1]
+    else:
+        src, frm = vals[1], vals[2]
+    for j in range(at.shape[0]):
+        idx = [slice(None)] * out.ndim
+        for a, s in zip(dyn, at[j]):
+            idx[a] = slice(int(s), int(s) + window[a])  # (in bounds: parsed keys)
+        if kind == "fill":
+            out[tuple(idx)] = ups[j]
+            continue
+        reads = [slice(0, size) for size in rsizes]
+        for a, s in zip(rdyn, frm[j]):  # clamped into the source, as a gather does
+            s = min(max(int(s), 0), src.shape[a] - rsizes[a])
+            reads[a] = slice(s, s + rsizes[a])
+        out[tuple(idx)] = src[tuple(reads)].reshape(window)
+    return out
+
+
 # ---------------------------------------------------------------- indices, gathers, sorts
 
 _I64 = np.int64
@@ -546,6 +569,7 @@ _STRUCTURAL = {
     "argreduce": _argreduce,
     "dynamic_slice": _dynamic_slice,
     "dynamic_update_slice": _dynamic_update_slice,
+    "update_slices": _update_slices,
     "index_norm": _index_norm,
     "index_check": _index_check,
     "checked": lambda n, v: v[0],

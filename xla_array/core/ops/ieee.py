@@ -90,7 +90,8 @@ PRODUCTS = ("multiply", "square")
 _MOVES_VALUES = {"reshape": (0,), "broadcast": (0,), "transpose": (0,), "convert": (0,),
                  "slice": (0,), "reverse": (0,), "dynamic_slice": (0,), "pad": (0,),
                  "concat": None, "select": (1, 2), "gather": (0,), "take_axis": (0,),
-                 "take_along": (0,), "dynamic_update_slice": (0, 1), "positive": (0,),
+                 "take_along": (0,), "dynamic_update_slice": (0, 1), "update_slices": (0, 1),
+                 "positive": (0,),
                  "negative": (0,)}  # (LLVM folds a negated product into an FMA too)
 
 

@@ -13,6 +13,15 @@ These are the lowered forms of integer-array and boolean-mask indexing (``advanc
   (int64 scalar inputs, one per axis listed in attrs ``dyn``; other axes start at 0), so
   ``x[i]``, ``x[i:i + 3]`` or ``x[i] = v`` share one executable for every ``i``.
   attrs: ``DynamicSlice(sizes, dyn)`` and ``DynamicUpdateSlice(dyn)``.
+- ``update_slices``: the writes of a loop such as ``x[i, i] = v[i]`` or ``x[i] = 0.5`` as one
+  ``stablehlo.scatter`` (``api/indexing.py`` combines them as they are recorded, so the
+  pending graph grows by no level per write). Windows of one shape at disjoint positions, so
+  the order of the writes does not matter. inputs: ``(operand, values, at)`` (attrs ``kind``
+  "fill": ``values`` holds one element per window, broadcast over it) or ``(operand, source,
+  frm, at)`` ("copy": each window's values read from ``source`` as a dynamic_slice of
+  ``rsizes`` at the row of ``frm``, int64 ``(N, len(rdyn))``); ``at`` is int64
+  ``(N, len(dyn))``, the windows' start positions. attrs: ``UpdateSlices(dyn, kind, window,
+  rdyn, rsizes)``.
 - ``scatter``: ``stablehlo.scatter`` whose update computation replaces the old value (for
   duplicate indices XLA picks one of the updates; on CPU the last one wins). inputs:
   ``(operand, indices, updates)``; attrs: ``Scatter(window, inserted)`` (update window and
@@ -28,7 +37,7 @@ from ..lower import Emitter, tensor_type
 from .structural import bcast, compare, convert, define, select
 
 __all__ = ["IndexNorm", "IndexCheck", "Gather", "DynamicSlice", "DynamicUpdateSlice",
-           "Scatter"]
+           "UpdateSlices", "Scatter"]
 
 
 def _ints(xs: Any) -> str:
@@ -267,6 +276,70 @@ def _lower_dynamic_update_slice(e: Emitter, n: Any, a: list) -> str:
 
 define("dynamic_update_slice", _infer_dynamic_update_slice, _lower_dynamic_update_slice,
        attrs=DynamicUpdateSlice)
+
+
+class UpdateSlices(NamedTuple):
+    dyn: tuple  # the written axes (one column of ``at`` each; the others are written whole)
+    kind: str  # "fill" or "copy"
+    window: tuple  # the shape of each write
+    rdyn: tuple  # "copy": the axes of ``source`` read from (one column of ``frm`` each)
+    rsizes: tuple  # "copy": the shape of each read (as many elements as a window)
+
+
+def _infer_update_slices(inputs: tuple, attrs: UpdateSlices) -> tuple:
+    dyn, kind, window, rdyn, rsizes = attrs
+    x, at = inputs[0], inputs[-1]
+    fill = kind == "fill"
+    ok = len(inputs) == (3 if fill else 4) and at.dtype is dt.int64 and len(at.shape) == 2 \
+        and at.shape[1] == len(dyn) and len(window) == len(x.shape) and \
+        all(0 < w <= s for w, s in zip(window, x.shape))
+    n = at.shape[0] if ok else 0
+    if ok and fill:
+        ok = inputs[1].shape == (n,) and inputs[1].dtype is x.dtype
+    elif ok:
+        src, frm = inputs[1], inputs[2]
+        ok = frm.dtype is dt.int64 and frm.shape == (n, len(rdyn)) and \
+            src.dtype is x.dtype and len(rsizes) == len(src.shape) and \
+            all(0 < r <= s for r, s in zip(rsizes, src.shape))
+        size = 1
+        for w in window:
+            size *= w
+        for r in rsizes:
+            size //= r
+        ok = ok and size == 1
+    if not ok:
+        raise ValueError(f"update_slices: inputs of shapes {[i.shape for i in inputs]} do not "
+                         f"fit {attrs}")
+    return x.shape, x.dtype
+
+
+def _lower_update_slices(e: Emitter, n: Any, a: list) -> str:
+    dyn, kind, window, rdyn, rsizes = n.attrs
+    d = n.dtype
+    count = n.inputs[-1].shape[0]
+    full = tensor_type((count, *window), d)
+    if kind == "fill":
+        upd = e.op("stablehlo.broadcast_in_dim", [a[1]], full, "broadcast_dimensions = "
+                   f"{_i64s([0])}")
+    else:
+        fields = (f"offset_dims = {_ints(range(1, len(rsizes) + 1))}, "
+                  f"start_index_map = {_ints(rdyn)}, index_vector_dim = 1")
+        got = e.op("stablehlo.gather", [a[1], a[2]], tensor_type((count, *rsizes), d),
+                   f"dimension_numbers = #stablehlo.gather<{fields}>, "
+                   f"indices_are_sorted = false, slice_sizes = {_i64s(rsizes)}")
+        upd = got if tuple(rsizes) == tuple(window) else e.op("stablehlo.reshape", [got], full)
+    t = tensor_type((), d)
+    old, new = e.fresh(), e.fresh()
+    region = e.block([(old, t), (new, t)], lambda b: [new])
+    fields = (f"update_window_dims = {_ints(range(1, len(window) + 1))}, "
+              f"scatter_dims_to_operand_dims = {_ints(dyn)}, index_vector_dim = 1")
+    return e.op("stablehlo.scatter", [a[0], a[-1], upd], tensor_type(n.shape, d),
+                f"indices_are_sorted = false, "
+                f"scatter_dimension_numbers = #stablehlo.scatter<{fields}>, "
+                f"unique_indices = false", region=region)
+
+
+define("update_slices", _infer_update_slices, _lower_update_slices, attrs=UpdateSlices)
 
 
 # ---------------------------------------------------------------- scatter
