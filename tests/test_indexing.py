@@ -596,3 +596,30 @@ def test_combined_writes_share_one_executable_whatever_the_positions(metrics):
     want = np.ones(100)
     want[1:81:2] = np.arange(40.0)
     np.testing.assert_array_equal(got, want)
+
+
+def test_combined_writes_in_jit_and_around_reads():
+    @xp.jit
+    def fill(x, d):
+        for i in range(20):
+            x[i, i] = d[i]
+        for i in range(20):
+            x[i, 0] = 0.5
+        return x
+
+    for k in range(2):
+        a, d = base((20, 20)) + k, np.arange(20.0) * (k + 2)
+        got = fill(xp.asarray(a), xp.asarray(d))
+        for i in range(20):
+            a[i, i] = d[i]
+        for i in range(20):
+            a[i, 0] = 0.5
+        check_equal(got, a)
+    a = base((40,))
+    x = lazy(a)
+    for i in range(40):  # a read now and then computes the writes so far
+        x[i] = float(i * i)
+        a[i] = float(i * i)
+        if i % 11 == 5:
+            assert float(x[i // 2]) == a[i // 2]
+    check_equal(x, a)

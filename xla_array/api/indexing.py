@@ -404,7 +404,7 @@ def _combined(prev: Node, v: Node, starts: tuple, dyn: tuple) -> Node | None:
     below them, if any (each holds its writes as Python data in its ``value``: ``_Writes``):
     the positions' buffers are made once per BATCH writes."""
     at = _at(starts)
-    if at is None:
+    if at is None or prev.device._spmd:  # (on a mesh: one write after the other, as before)
         return None
     shape = v.shape
     if prev.op is _DUS:
@@ -432,6 +432,8 @@ def _combined(prev: Node, v: Node, starts: tuple, dyn: tuple) -> Node | None:
     writes: list = []
     n = prev
     for _ in range(BATCH - 1):
+        if n.op is not _DUS or n.buffer is not None:  # (computed since: no longer combined)
+            return None
         writes.append((_at(n.inputs[2:]), _source(n.inputs[1], n.dtype)))
         n = n.inputs[0]
     writes.reverse()
