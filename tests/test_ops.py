@@ -46,7 +46,10 @@ def _sample_graphs():
     x[k] = 1.0  # a dynamic update
     y = xp.asarray(np.zeros(6))
     y[1:5:2] = 5.0  # a strided update: pad, dynamic_update_slice
-    out += [x, x[k], x[::2], a[i] + 1, xp.fft.ifft(c), y, xp.fft.fft(c, n=8), xp.conj(c),
+    z, d = xp.zeros((20, 20)) + 1.0, xp.arange(20.0)
+    for j in range(20):  # writes of a loop, combined: update_slices
+        z[j, j] = d[j]
+    out += [x, x[k], x[::2], a[i] + 1, xp.fft.ifft(c), y, z, xp.fft.fft(c, n=8), xp.conj(c),
             xp.real(c), xp.linalg.eigvals(m)]
     for name in ELEMENTWISE:
         try:
