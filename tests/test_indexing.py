@@ -623,3 +623,15 @@ def test_combined_writes_in_jit_and_around_reads():
         if i % 11 == 5:
             assert float(x[i // 2]) == a[i // 2]
     check_equal(x, a)
+
+
+def test_combined_writes_hold_nothing_once_computed():
+    import gc
+    import weakref
+    x = lazy(base((1000,)))
+    before = weakref.ref(x._node)  # the array before the writes
+    for i in range(40):
+        x[i] = float(i)
+    np.asarray(x)
+    gc.collect()
+    assert before() is None

@@ -376,17 +376,14 @@ def _reads(v: Node, prev: Node, budget: int = 256) -> bool:
 
 
 class _Writes:
-    """What an update_slices node was combined from (its ``value``: positions and values as
-    Python data, for the next write to extend): base, kind, window, source, the read
-    attributes, the windows' positions, and per window its number or read position."""
+    """What an update_slices node was combined from (its ``value``, for the next write to
+    extend it; no nodes: those are its inputs, dropped once it is computed): kind, window,
+    the read attributes, the windows' positions, and per window its number or read position."""
 
-    __slots__ = ("base", "kind", "window", "src", "rattrs", "at", "what")
+    __slots__ = ("kind", "window", "rattrs", "at", "what")
 
-    def __init__(self, base: Node, kind: str, window: tuple, src: Any, rattrs: Any,
-                 at: list, what: list) -> None:
-        self.base, self.kind, self.window, self.src, self.rattrs = base, kind, window, src, \
-            rattrs
-        self.at, self.what = at, what
+    def __init__(self, kind: str, window: tuple, rattrs: Any, at: list, what: list) -> None:
+        self.kind, self.window, self.rattrs, self.at, self.what = kind, window, rattrs, at, what
 
 
 def _same_source(a: tuple, b: tuple) -> bool:
@@ -441,10 +438,11 @@ def _combined(prev: Node, v: Node, starts: tuple, dyn: tuple) -> Node | None:
     w = n.value if n.op is _UPDATES and n.buffer is None else None
     if w is not None and (w.kind != src[0] or w.window != shape or n.attrs.dyn != dyn or
                           len(w.at) + BATCH > MAX_COMBINED or
-                          (src[0] == "copy" and (w.src is not src[1] or w.rattrs != src[3]))):
+                          (src[0] == "copy" and (n.inputs[1] is not src[1] or
+                                                 w.rattrs != src[3]))):
         w = None
     if w is not None:
-        base, places, what = w.base, list(w.at), list(w.what)
+        base, places, what = n.inputs[0], list(w.at), list(w.what)
     else:
         base, places, what = n, [], []
     sizes = [shape[a] for a in dyn]
@@ -476,6 +474,5 @@ def _combined(prev: Node, v: Node, starts: tuple, dyn: tuple) -> Node | None:
         frm = small_leaf(np.array(what, dtype=np.int64).reshape(len(what), len(rdyn)), device)
         node = record(_UPDATES, (base, src[1], frm, at_leaf),
                       UpdateSlices(dyn, "copy", shape, rdyn, rsizes))
-    node.value = _Writes(base, src[0], shape, src[1] if src[0] == "copy" else None,
-                         src[3] if src[0] == "copy" else None, places, what)
+    node.value = _Writes(src[0], shape, src[3] if src[0] == "copy" else None, places, what)
     return node

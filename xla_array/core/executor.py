@@ -350,6 +350,7 @@ def _write_back(outs: list[Node], results: list) -> None:
         n.inputs = ()
         n.op = BUFFER
         n.depth = 0
+        n.value = None  # (what combined writes recorded: api/indexing.py)
 
 
 def _run_on_host(key: Any, order: list[Node], rules: list, bufs: list[Node],

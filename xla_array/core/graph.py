@@ -154,6 +154,7 @@ class Node:
         self.inputs = ()
         self.op = BUFFER
         self.depth = 0
+        self.value = None
 
     def __repr__(self) -> str:
         return f"<node {self.op.name} {self.dtype.name}{list(self.shape)}>"

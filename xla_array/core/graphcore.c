@@ -151,6 +151,7 @@ node_set_buffer(NodeObject *n, PyObject *buf)
     Py_SETREF(n->buffer, Py_NewRef(buf));
     Py_SETREF(n->inputs, Py_NewRef(empty_tuple));
     Py_SETREF(n->op, Py_NewRef(BUFFER));
+    Py_SETREF(n->value, Py_NewRef(Py_None));
     n->depth = 0;
     Py_RETURN_NONE;
 }
