@@ -635,3 +635,13 @@ def test_combined_writes_hold_nothing_once_computed():
     np.asarray(x)
     gc.collect()
     assert before() is None
+
+
+def test_writes_that_do_not_combine_still_count_for_the_auto_flush(metrics):
+    # sliding windows overlap: they stay one write each, and the graph auto-flushes as deep
+    x, a = lazy(base((600,))), base((600,))
+    for i in range(500):
+        x[i:i + 3] = float(i)
+        a[i:i + 3] = float(i)
+    assert metrics()["auto_flushes"] >= 2
+    check_equal(x, a)

@@ -386,6 +386,15 @@ class _Writes:
         self.kind, self.window, self.rattrs, self.at, self.what = kind, window, rattrs, at, what
 
 
+def _charged(prev: Node, v: Node, starts: tuple, dyn: tuple) -> Node:
+    """A plain write on a run of writes that did not combine after all: it counts the run's
+    levels of depth too (those counted none), so a loop of such writes auto-flushes as
+    before."""
+    node = record(_DUS, (prev, v, *starts), DynamicUpdateSlice(dyn))
+    node.depth = max(node.depth, prev.depth + BATCH)
+    return node
+
+
 def _same_source(a: tuple, b: tuple) -> bool:
     return a[0] == b[0] and (a[0] == "fill" or (a[1] is b[1] and a[3] == b[3]))
 
@@ -430,7 +439,7 @@ def _combined(prev: Node, v: Node, starts: tuple, dyn: tuple) -> Node | None:
     n = prev
     for _ in range(BATCH - 1):
         if n.op is not _DUS or n.buffer is not None:  # (computed since: no longer combined)
-            return None
+            return _charged(prev, v, starts, dyn)
         writes.append((_at(n.inputs[2:]), _source(n.inputs[1], n.dtype)))
         n = n.inputs[0]
     writes.reverse()
@@ -459,8 +468,8 @@ def _combined(prev: Node, v: Node, starts: tuple, dyn: tuple) -> Node | None:
                 for q, r, size in zip(other, p, sizes):
                     if q - r >= size or r - q >= size:
                         break  # apart along this axis
-                else:
-                    return None  # overlapping windows: written one after the other
+                else:  # overlapping windows: written one after the other
+                    return _charged(prev, v, starts, dyn)
         index[p] = len(places)
         places.append(p)
         what.append(item)
