@@ -336,24 +336,26 @@ def _at(starts: tuple) -> tuple | None:
 def _source(v: Node, dtype: Any) -> tuple | None:
     """What a written value is, when it moves values without computing: ("fill", number) for
     a Python number of the array's dtype, ("copy", source node, positions, dynamic_slice
-    attrs) for a dynamic_slice of one array (through reshapes); else None."""
-    n = v
+    attrs) for a dynamic_slice of one array (through reshapes); else None. (Another thread may
+    compute a node meanwhile, which drops its inputs: each node's are read once.)"""
+    n, direct = v, True
     while n.op is _RESHAPE or n.op is _BROADCAST:
-        n = n.inputs[0]
+        if n.op is _BROADCAST:
+            direct = False
+        ins = n.inputs
+        if not ins:
+            return None
+        n = ins[0]
     if n.op is SCALAR:
         val = n.value
         if n.dtype is dtype and type(val) in (int, float, bool, complex):
             return ("fill", val)
         return None
-    if v.op is _BROADCAST:
-        return None
-    n = v
-    while n.op is _RESHAPE:
-        n = n.inputs[0]
-    if n.op is _SLICE and n.buffer is None and n.dtype is dtype:
-        at = _at(n.inputs[1:])
+    ins = n.inputs
+    if direct and n.op is _SLICE and n.dtype is dtype and len(ins) > 1:
+        at = _at(ins[1:])
         if at is not None:
-            return ("copy", n.inputs[0], at, n.attrs)
+            return ("copy", ins[0], at, n.attrs)
     return None
 
 
@@ -413,19 +415,22 @@ def _combined(prev: Node, v: Node, starts: tuple, dyn: tuple) -> Node | None:
     if at is None or prev.device._spmd:  # (on a mesh: one write after the other, as before)
         return None
     shape = v.shape
+    # (another thread may compute ``prev`` or the nodes under it meanwhile, which drops their
+    # inputs: each node's inputs are read once, and a node without them is written on)
+    ins = prev.inputs
     if prev.op is _DUS:
-        if prev.attrs.dyn != dyn or prev.inputs[1].shape != shape:
+        if len(ins) < 3 or prev.attrs.dyn != dyn or ins[1].shape != shape:
             return None
-        if _at(prev.inputs[2:]) == at:  # the same window again (a view's write-back)
+        if _at(ins[2:]) == at:  # the same window again (a view's write-back)
             if _reads(v, prev):
                 return None
-            return record(_DUS, (prev.inputs[0], v, *starts), DynamicUpdateSlice(dyn))
+            return record(_DUS, (ins[0], v, *starts), DynamicUpdateSlice(dyn))
     src = _source(v, prev.dtype)
     if src is None:
         return None
     run = 1
     if prev.op is _DUS and type(prev.value) is int:
-        psrc = _source(prev.inputs[1], prev.dtype)
+        psrc = _source(ins[1], prev.dtype)
         if psrc is not None and _same_source(src, psrc):
             run = prev.value + 1
     if run < BATCH:
@@ -438,20 +443,25 @@ def _combined(prev: Node, v: Node, starts: tuple, dyn: tuple) -> Node | None:
     writes: list = []
     n = prev
     for _ in range(BATCH - 1):
-        if n.op is not _DUS or n.buffer is not None:  # (computed since: no longer combined)
+        nins = n.inputs
+        if n.op is not _DUS or len(nins) < 3:  # (computed since: no longer combined)
             return _charged(prev, v, starts, dyn)
-        writes.append((_at(n.inputs[2:]), _source(n.inputs[1], n.dtype)))
-        n = n.inputs[0]
+        ws = _source(nins[1], n.dtype)
+        if ws is None:
+            return _charged(prev, v, starts, dyn)
+        writes.append((_at(nins[2:]), ws))
+        n = nins[0]
     writes.reverse()
     writes.append((at, src))
-    w = n.value if n.op is _UPDATES and n.buffer is None else None
-    if w is not None and (w.kind != src[0] or w.window != shape or n.attrs.dyn != dyn or
-                          len(w.at) + BATCH > MAX_COMBINED or
-                          (src[0] == "copy" and (n.inputs[1] is not src[1] or
+    w = n.value if n.op is _UPDATES else None
+    nins = n.inputs
+    if w is not None and (len(nins) < 3 or w.kind != src[0] or w.window != shape or
+                          n.attrs.dyn != dyn or len(w.at) + BATCH > MAX_COMBINED or
+                          (src[0] == "copy" and (nins[1] is not src[1] or
                                                  w.rattrs != src[3]))):
         w = None
     if w is not None:
-        base, places, what = n.inputs[0], list(w.at), list(w.what)
+        base, places, what = nins[0], list(w.at), list(w.what)
     else:
         base, places, what = n, [], []
     sizes = [shape[a] for a in dyn]
