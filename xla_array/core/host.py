@@ -17,6 +17,7 @@ from .devices import target
 from .dtypes import DType
 from .graph import Node, buffer_leaf, record
 from .ops.structural import OPS
+from .scalars import packed_buffer
 
 __all__ = ["HostCopy", "host_leaf", "small_leaf"]
 
@@ -37,25 +38,10 @@ def host_leaf(x: np.ndarray, device: Any, dtype: DType | None = None,
     return buffer_leaf(dev._put(x), x.shape, d, dev._place, committed)
 
 
-# small host arrays put on a device, by exact bytes (``small_leaf``): a loop recording the
-# same writes at each step finds the positions there
-_small: dict[tuple, Any] = {}
-_SMALL_CACHE = 1024
-
-
 def small_leaf(x: np.ndarray, device: Any) -> Node:
-    """A buffer leaf holding the small host array ``x`` (read-only, kept by the caller), its
-    device buffer shared with the earlier leaves of equal bytes, shape and dtype."""
-    dev = target(device)
-    key = (id(dev), x.dtype.char, x.shape, x.tobytes())
-    got = _small.get(key)
-    if got is None or got[0] is not dev:
-        if len(_small) >= _SMALL_CACHE:  # drop the oldest quarter (dicts keep order)
-            for k in list(_small)[:_SMALL_CACHE // 4]:
-                _small.pop(k, None)
-        _metrics.count("bytes_to_device", x.nbytes)
-        got = _small[key] = (dev, dev._put(x))
-    return buffer_leaf(got[1], x.shape, _dtypes.from_numpy(x.dtype), dev._place)
+    """A buffer leaf holding the small host array ``x`` (fresh, never written afterwards) on
+    the single device ``device``, its buffer shared by value (``scalars.packed_buffer``)."""
+    return buffer_leaf(packed_buffer(x, device), x.shape, _dtypes.from_numpy(x.dtype), device)
 
 
 class HostCopy(np.ndarray):

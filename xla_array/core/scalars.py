@@ -78,18 +78,21 @@ def packs_scalars(order: list[Node], scalars: list[Node], device: Any) -> bool:
     return True
 
 
-# packed scalar vectors by exact bytes: a loop flushed every few steps passes the same values
-# each time and needs no host->device copy after the first
+# small host arrays (packed scalar vectors, the positions of combined writes: host.small_leaf)
+# by exact bytes and shape: a loop flushed every few steps passes the same values each time
+# and needs no host->device copy after the first
 _packed: dict[int, tuple[Any, dict[Any, Any]]] = {}
-_PACKED_CACHE = 256
+_PACKED_CACHE = 1024
 
 
 def packed_buffer(v: np.ndarray, device: Any) -> Any:
+    """A device buffer holding the small host array ``v`` (fresh, never written afterwards),
+    shared with the earlier calls of equal dtype, shape and bytes."""
     entry = _packed.get(id(device))
     if entry is None or entry[0] is not device:
         entry = _packed[id(device)] = (device, {})
     cache = entry[1]
-    key = (v.dtype.char, v.tobytes())
+    key = (v.dtype.char, v.shape, v.tobytes())
     buf = cache.get(key)
     if buf is None:
         buf = device._put(v, owned=True)
