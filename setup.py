@@ -35,7 +35,8 @@ def _ffi_include() -> str | None:
     return None
 
 
-KERNELS = ("rowpass_ffi", "lu_perm_ffi", "pairwise_ffi", "blas_ffi", "ufunc_ffi", "layout_ffi")
+KERNELS = ("rowpass_ffi", "lu_perm_ffi", "pairwise_ffi", "blas_ffi", "ufunc_ffi", "layout_ffi",
+           "pocketfft_ffi")
 
 extensions = [Extension("xla_array.core._graphcore", ["xla_array/core/graphcore.c"],
                         extra_compile_args=["-O2"], optional=True)]

@@ -18,7 +18,8 @@ from xla_array.core import compile_options, executor, registry, rewrite
 from xla_array.core.cache import executables
 from xla_array.core.ops.reductions import SEQUENTIAL_ROWS, regular_rows, sum_plan
 from xla_array.core.ops.structural import OPS
-from xla_array.kernels import blas, layout, library, lu_perm, pairwise, rowpass, scan, ufunc
+from xla_array.kernels import (blas, layout, library, lu_perm, pairwise, pocketfft, rowpass, scan,
+                               ufunc)
 
 KERNELS_DIR = os.path.dirname(library.__file__)
 
@@ -48,7 +49,7 @@ def no_kernels(monkeypatch):
     for k in registry.KERNELS.values():
         libs = {"rowpass": [rowpass._LIB], "lu_perm": [lu_perm._LIB], "pairwise": [pairwise._LIB],
                 "scan": scan._LIBS, "blas": [blas._LIB], "ufunc": [ufunc._LIB],
-                "layout": [layout._LIB]}[k.kind]
+                "layout": [layout._LIB], "pocketfft": [pocketfft._LIB]}[k.kind]
         for lib in libs:
             monkeypatch.setattr(lib, "ok", False)
     executables.clear()
@@ -58,7 +59,7 @@ def no_kernels(monkeypatch):
 
 def test_each_kernel_has_one_record():
     assert set(registry.KERNELS) == {"rowpass", "lu_perm", "pairwise", "scan", "blas", "ufunc",
-                                     "layout"}
+                                     "layout", "pocketfft"}
     for k in registry.KERNELS.values():
         assert os.path.exists(os.path.join(KERNELS_DIR, k.source)), k.source
         replaces = (k.replaces,) if isinstance(k.replaces, str) else k.replaces
@@ -123,7 +124,8 @@ def test_where_the_rewrite_applies_and_where_not(small_rowpass):
     with xp.flags.using(rowpass=False):  # the setting, read at lowering
         assert "xla_array_rowpass" not in xp.debug.mlir(Xx.T @ (t - yx))
         assert "rowpass" not in compile_options._disk_context({})
-    assert "kernels blas,layout,lu_perm,pairwise,rowpass" in compile_options._disk_context({})
+    assert "kernels blas,layout,lu_perm,pairwise,pocketfft,rowpass" in \
+        compile_options._disk_context({})
 
 
 def test_below_the_size_rule_it_stays_two_products():
@@ -205,7 +207,7 @@ def test_native_off_turns_the_kernels_off_quietly():
     """, {"XLA_ARRAY_NATIVE": "0", "XLA_ARRAY_CACHE_DIR": "off"})
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["['blas',", "'layout',", "'lu_perm',", "'pairwise',",
-                                "'rowpass',", "'scan',", "'ufunc']", "True"]
+                                "'pocketfft',", "'rowpass',", "'scan',", "'ufunc']", "True"]
     assert "unavailable" not in r.stderr
 
 

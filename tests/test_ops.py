@@ -19,7 +19,8 @@ from xla_array.core.ops.elementwise import ELEMENTWISE
 # (positive: the namespace returns its operand, of every dtype positive takes, unrecorded)
 _NOT_RECORDED_HERE = {"sharding_constraint", "cholesky", "triangular_solve", "lu_permutation",
                       "rowpass", "lu_permutation_kernel", "pairwise_sum", "cumreduce_kernel", "get",
-                      "positive", "blas_matmul", "ufunc_loop", "lapack_from_rows"}
+                      "positive", "blas_matmul", "ufunc_loop", "lapack_from_rows",
+                      "pocketfft"}
 
 
 def _sample_graphs():

@@ -1,9 +1,12 @@
 """The ``fft`` extension of the array API standard, on ``stablehlo.fft``.
 
-Each transform records: an optional zero-pad or slice of the transformed axes to the requested
-length (``n``/``s``), a transpose bringing the axes to the end (skipped when they already are),
-one ``stablehlo.fft`` per group of up to three axes, the inverse transpose, and the ``norm``
-scaling (a multiplication by a runtime scalar, so it fuses). All of it is lazy.
+Each transform records what ``numpy.fft`` computes, one axis at a time in NumPy's order (the
+last axis first; ``irfftn``'s complex axes from the first on): an optional zero-pad or slice
+of the axis to the requested length (``n``/``s``), a transpose bringing it to the end (skipped
+when it is there), one ``fft`` node carrying NumPy's normalization factor for ``norm``, and the
+inverse transpose. All of it is lazy. On CPU, transforms with results under 2**16 elements
+run NumPy's own pocketfft loops (``kernels/pocketfft.py``: NumPy's bits, and a graph of them
+may run on the host the first time it is seen); larger ones, and other devices, XLA's FFT.
 
 Dtypes: ``fft``/``ifft``/``fftn``/``ifftn``/``hfft``/``irfft``/``irfftn`` take complex input;
 real floating input is accepted and converted to the complex dtype of the same precision
@@ -11,15 +14,16 @@ real floating input is accepted and converted to the complex dtype of the same p
 raise TypeError for complex input. float32/complex64 compute in single precision, float64/
 complex128 in double; float16 and bfloat16 are computed in single precision.
 
-Lengths must be positive (ValueError otherwise, as NumPy). Repeated axes in ``axes`` are
-applied once each in the order given.
+Lengths must be positive (ValueError otherwise, as NumPy). An axis repeated in ``axes`` is
+transformed once for each time it appears, as NumPy does.
 """
 
 from __future__ import annotations
 
-import math
 import operator
 from typing import Any, Sequence
+
+import numpy as np
 
 from .api.array import Array, as_array, wrap
 from .api.creation import iota
@@ -91,46 +95,38 @@ def _resize(x: Array, axis: int, n: int) -> Array:
     return wrap(record(OPS["pad"], (x._node,), Pad((0,) * nd, hi, (0,) * nd)))
 
 
-def _scale(y: Array, norm: str, n: int, inverse: bool) -> Array:
-    """Apply ``norm``; XLA's inverse transforms already divide by ``n``."""
-    if norm == "backward" or n == 0:
-        return y
+def _fct(norm: str, n: int, inverse: bool, real: Any) -> tuple[float, bool]:
+    """NumPy's normalization factor of one transform of length ``n`` (``numpy.fft``'s
+    ``_raw_fft``: the Python int 1, or 1/n or 1/sqrt(n) computed in the real dtype ``real``)
+    and whether it is a scalar of that dtype (which decides the precision of NumPy's loop for
+    float32 data: its float64 loop for the int)."""
+    if inverse:
+        norm = _SWAP[norm]
+    if norm == "backward":
+        return 1.0, False
+    rd = np.dtype(real.np)
     if norm == "ortho":
-        f = math.sqrt(n) if inverse else 1 / math.sqrt(n)
-    else:  # forward
-        f = float(n) if inverse else 1 / n
-    return y * f
+        return float(np.reciprocal(np.sqrt(n, dtype=rd))), True
+    return float(np.reciprocal(n, dtype=rd)), True
 
 
-def _apply(x: Array, kind: str, axes: list[int], lengths: list[int]) -> Array:
-    """One ``stablehlo.fft`` of ``kind`` over ``axes`` (at most three, the last one being the
-    real axis for RFFT/IRFFT); ``lengths`` are the logical FFT lengths."""
-    nd = x.ndim
-    rest = [i for i in range(nd) if i not in axes]
-    perm = tuple(rest + list(axes))
-    xt = permute_dims(x, perm)
-    y = fft_node(xt, kind, tuple(lengths))
-    inv = [0] * nd
+def _one(x: Array, kind: str, axis: int, n: int, norm: str) -> Array:
+    """One transform of ``kind`` (FFT, IFFT, RFFT, IRFFT) of length ``n`` along ``axis``, as
+    ``numpy.fft`` computes it: the input zero-padded or trimmed along ``axis`` to ``n`` points
+    (``n // 2 + 1`` for IRFFT), the axis brought to the end and back, NumPy's normalization
+    factor inside the transform."""
+    x = _resize(x, axis, n // 2 + 1 if kind == "IRFFT" else n)
+    real = dt.REAL_OF.get(x.dtype, x.dtype)
+    fct, typed = _fct(norm, n, kind in ("IFFT", "IRFFT"), real)
+    last = x.ndim - 1
+    if axis == last:
+        return fft_node(x, kind, (n,), fct, typed)
+    perm = tuple(i for i in range(x.ndim) if i != axis) + (axis,)
+    y = fft_node(permute_dims(x, perm), kind, (n,), fct, typed)
+    inv = [0] * x.ndim
     for i, p in enumerate(perm):
         inv[p] = i
     return permute_dims(y, tuple(inv))
-
-
-def _groups(axes: list[int], lengths: list[int]) -> list[tuple[list[int], list[int]]]:
-    """Split into groups of at most three axes, the last group holding the last axis."""
-    out = []
-    end = len(axes)
-    while end > 0:
-        start = max(0, end - 3)
-        out.append((axes[start:end], lengths[start:end]))
-        end = start
-    return out[::-1]
-
-
-def _cfft(x: Array, axes: list[int], lengths: list[int], inverse: bool) -> Array:
-    for ax, ln in _groups(axes, lengths)[::-1]:
-        x = _apply(x, "IFFT" if inverse else "FFT", ax, ln)
-    return x
 
 
 def _axes_s(x: Array, s: Any, axes: Any, fname: str) -> tuple[list[int], list[int] | None]:
@@ -189,19 +185,34 @@ def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1,
 
 # ---------------------------------------------------------------- n-dimensional
 
+def _lengths(x: Array, ax: list[int], s: list[int] | None, fname: str,
+             real_last: bool = False) -> list[int]:
+    """The transform length of each axis of ``ax`` (NumPy's ``_cook_nd_args``): ``s`` where
+    given (-1: the axis's length), else the axis's length, or for the last axis of an inverse
+    real transform ``2 * (m - 1)``."""
+    out = []
+    for i, a in enumerate(ax):
+        if s is not None and s[i] != -1:
+            ln = s[i]
+        elif real_last and i == len(ax) - 1:
+            ln = 2 * (x.shape[a] - 1)
+        else:
+            ln = x.shape[a]
+        out.append(_length(ln, fname))
+    return out
+
+
 def _cn(x: Array, s: Any, axes: Any, norm: str, inverse: bool, fname: str) -> Array:
+    """``numpy.fft``'s ``_raw_fftnd``: one transform per axis, the last axis first."""
     x = _complex(x, fname)
     norm = _norm(norm, fname)
     ax, s = _axes_s(x, s, axes, fname)
-    lengths = []
-    for i, a in enumerate(ax):
-        ln = x.shape[a] if s is None or s[i] == -1 else s[i]
-        lengths.append(_length(ln, fname))
-        x = _resize(x, a, lengths[-1])
     if not ax:
         return astype(x, x.dtype)
-    y = _cfft(x, ax, lengths, inverse)
-    return _scale(y, norm, math.prod(lengths), inverse)
+    lengths = _lengths(x, ax, s, fname)
+    for a, n in list(zip(ax, lengths))[::-1]:
+        x = _one(x, "IFFT" if inverse else "FFT", a, n, norm)
+    return x
 
 
 def fftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
@@ -216,44 +227,33 @@ def ifftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | 
 
 def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str = "backward") -> Array:
-    """Real-input transform: the last of ``axes`` is halved to ``s[-1] // 2 + 1``."""
+    """Real-input transform: the last of ``axes`` first, halved to ``s[-1] // 2 + 1``, then
+    the others from the last to the first (NumPy's order)."""
     x = _real(x, "rfftn")
     norm = _norm(norm, "rfftn")
     ax, s = _axes_s(x, s, axes, "rfftn")
     if not ax:
         raise ValueError("fft.rfftn(): at least one axis is needed")
-    lengths = []
-    for i, a in enumerate(ax):
-        ln = x.shape[a] if s is None or s[i] == -1 else s[i]
-        lengths.append(_length(ln, "rfftn"))
-        x = _resize(x, a, lengths[-1])
-    groups = _groups(ax, lengths)
-    y = _apply(x, "RFFT", *groups[-1])
-    for g_ax, g_ln in groups[-2::-1]:
-        y = _apply(y, "FFT", g_ax, g_ln)
-    return _scale(y, norm, math.prod(lengths), False)
+    lengths = _lengths(x, ax, s, "rfftn")
+    y = _one(x, "RFFT", ax[-1], lengths[-1], norm)
+    for a, n in list(zip(ax[:-1], lengths[:-1]))[::-1]:
+        y = _one(y, "FFT", a, n, norm)
+    return y
 
 
 def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
            norm: str = "backward") -> Array:
-    """Inverse of ``rfftn``; the last output length defaults to ``2 * (M - 1)``."""
+    """Inverse of ``rfftn``: the axes but the last from the first on, then the last one, of
+    output length ``s[-1]`` (default ``2 * (M - 1)``)."""
     x = _complex(x, "irfftn")
     norm = _norm(norm, "irfftn")
     ax, s = _axes_s(x, s, axes, "irfftn")
     if not ax:
         raise ValueError("fft.irfftn(): at least one axis is needed")
-    lengths = []
-    for i, a in enumerate(ax):
-        last = i == len(ax) - 1
-        default = 2 * (x.shape[a] - 1) if last else x.shape[a]
-        ln = _length(default if s is None or s[i] == -1 else s[i], "irfftn")
-        lengths.append(ln)
-        x = _resize(x, a, ln // 2 + 1 if last else ln)
-    groups = _groups(ax, lengths)
-    for g_ax, g_ln in groups[:-1]:
-        x = _apply(x, "IFFT", g_ax, g_ln)
-    y = _apply(x, "IRFFT", *groups[-1])
-    return _scale(y, norm, math.prod(lengths), True)
+    lengths = _lengths(x, ax, s, "irfftn", real_last=True)
+    for a, n in zip(ax[:-1], lengths[:-1]):
+        x = _one(x, "IFFT", a, n, norm)
+    return _one(x, "IRFFT", ax[-1], lengths[-1], norm)
 
 
 # ---------------------------------------------------------------- helpers

@@ -117,6 +117,10 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                            "loops (NumPy's values; a native kernel, where the package was built "
                            "with it; off: XLA's forms); changing it drops the executables "
                            "compiled in memory"),
+    "pocketfft": (True, _bool, "compute FFTs of one axis with results under 2**16 elements on CPU "
+                               "with NumPy's own pocketfft loops (NumPy's values; a native "
+                               "kernel, where the package was built with it; off: XLA's FFT); "
+                               "changing it drops the executables compiled in memory"),
     "native": (True, _bool, "use the native code built with the package: the C core of the "
                             "graph (xla_array.core._graphcore; off: the pure-Python "
                             "definitions, read at import) and the native kernels (off: XLA's "

@@ -42,7 +42,7 @@ from . import metrics as _metrics
 from . import registry, rewrite
 from .devices import Device
 from .graph import BUFFER, SCALAR, Node
-from .ops.host import DTYPES, MOVES, NotExact
+from .ops.host import COMPLEX_DTYPES, COMPLEX_OPS, DTYPES, MOVES, NotExact
 from .ops.host_common import has_subnormal
 from .ops.reductions import SEQUENTIAL_ROWS, sum_plan
 
@@ -178,7 +178,8 @@ def _exact_rule(n: Node, found: dict) -> tuple[Any, Any] | None:
 def _refused(n: Node, rule: tuple[Any, Any]) -> bool:
     """Whether node ``n``'s rule ``rule`` cannot give its compiled bits whatever the values:
     no rule, a dtype the rules do not cover, or XLA's own float code."""
-    if rule[0] is None or n.dtype.name not in DTYPES:
+    complex_ok = n.op.name in COMPLEX_OPS
+    if rule[0] is None or not _covered(n.dtype, complex_ok):
         return True
     if n.op.name == "reduce" and n.dtype.kind == "f" and n.attrs.kind == "sum" and \
             sum_plan(n.inputs[0].shape, n.attrs.axes)[1] > SEQUENTIAL_ROWS and \
@@ -189,7 +190,12 @@ def _refused(n: Node, rule: tuple[Any, Any]) -> bool:
     if n.dtype.kind in "fc" and (n.op.name in ("floor_divide", "remainder") or (
             n.op.name == "reduce" and n.attrs.kind == "prod")):
         return True  # XLA's own float code (its rules raise NotExact whatever the values)
-    return any(x.dtype.name not in DTYPES for x in n.inputs)
+    return any(not _covered(x.dtype, complex_ok) for x in n.inputs)
+
+
+def _covered(d: Any, complex_ok: bool) -> bool:
+    """Whether the host rules cover values of dtype ``d`` (complex ones: for some ops)."""
+    return d.name in DTYPES or (complex_ok and d.name in COMPLEX_DTYPES)
 
 
 # A compiled graph over large values leaves its tail to the host: the nodes that compute small
@@ -368,6 +374,9 @@ def compare(order: list[Node], outs: list[Node], host: list[np.ndarray],
     host's values and the compiled graph's differ in any bit (NaN payloads aside)."""
     _metrics.count("host_checks")
     for n, h, c in zip(outs, host, compiled):
+        if h.dtype.kind == "c":  # the parts, as floats
+            h = np.ascontiguousarray(h).view(h.real.dtype)
+            c = np.ascontiguousarray(c).view(c.real.dtype)
         if h.dtype.kind == "f":
             u = np.dtype(f"u{h.itemsize}")
             same = (h.view(u) == c.view(u)) | (

@@ -14,8 +14,11 @@ compiled bits (a float converted to an integer out of range, the sign of a zero 
 graph then compiles. Subnormal numbers, which compiled code flushes to zero, are checked by
 the evaluator.
 
-The dtypes covered are bool, the integers, float32 and float64 (``DTYPES``); float16, bfloat16
-and complex graphs compile.
+The dtypes covered are bool, the integers, float32 and float64 (``DTYPES``), and complex64 and
+complex128 for the ops that compute complex values bit for bit as compiled code does
+(``COMPLEX_OPS``: data movement, conversions, the parts, conjugation, negation and the FFTs
+of NumPy's own loops, ``kernels/pocketfft.py``); float16, bfloat16 and complex arithmetic
+(XLA's complex products, quotients and absolute values round otherwise) compile.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from .host_common import NotExact
 from .reductions import numpy_order, sum_plan
 from .structural import OPS
 
-__all__ = ["NotExact", "DTYPES", "MOVES"]
+__all__ = ["NotExact", "DTYPES", "MOVES", "COMPLEX_DTYPES", "COMPLEX_OPS"]
 
 DTYPES = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                     "uint64", "float32", "float64"))
@@ -45,6 +48,9 @@ DTYPES = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16"
 MOVES = frozenset(("reshape", "broadcast", "transpose", "slice", "reverse", "pad", "iota",
                    "get", "get_internal", "dynamic_slice", "checked", "gather", "take_axis",
                    "take_along"))
+COMPLEX_DTYPES = frozenset(("complex64", "complex128"))
+# the ops whose host rules give compiled code's bits for complex values too (above)
+COMPLEX_OPS = MOVES | {"convert", "real", "imag", "conj", "negative", "concat", "select", "fft"}
 
 
 def _cast(v: np.ndarray, d: Any) -> np.ndarray:
@@ -162,6 +168,10 @@ def convert_value(v: np.ndarray, dst: Any) -> np.ndarray:
     the integer's range (XLA saturates and zeroes NaN where NumPy's cast is undefined)."""
     if v.dtype == dst.np:
         return v
+    if v.dtype.kind == "c" and dst.kind != "c":  # the real part first, as the lowering does
+        v = v.real
+        if v.dtype == dst.np:
+            return v
     if dst.kind == "b":
         return v != 0
     if v.dtype.kind == "f" and dst.kind in "iu":
@@ -552,8 +562,16 @@ def _cumreduce(n: Any, vals: list) -> np.ndarray:
     return r
 
 
+def _imag(n: Any, vals: list) -> np.ndarray:
+    v = vals[0]
+    return v.imag if v.dtype.kind == "c" else np.zeros(n.shape, n.dtype.np)
+
+
 _STRUCTURAL = {
     "convert": _convert,
+    "real": lambda n, v: v[0].real,
+    "imag": _imag,
+    "conj": lambda n, v: np.conjugate(v[0]) if v[0].dtype.kind == "c" else v[0],
     "reshape": lambda n, v: np.reshape(v[0], n.shape),
     "broadcast": _broadcast,
     "transpose": lambda n, v: np.transpose(v[0], n.attrs.perm),

@@ -15,16 +15,18 @@ class NotExact(Exception):
 
 
 def has_subnormal(v: np.ndarray) -> bool:
-    """Whether array ``v`` holds a subnormal float32/float64 number (compiled code reads and
-    writes them as zero). One pass in C with the graph's C core (``graphcore.c``), else in
-    NumPy in blocks that stay in cache (a whole-array test of a 25 MB value made three
-    temporaries as large and took 11 ms)."""
-    if v.dtype.kind != "f" or not v.size:
+    """Whether array ``v`` holds a subnormal float32/float64 number, or a complex one with a
+    subnormal part (compiled code reads and writes them as zero). One pass in C with the
+    graph's C core (``graphcore.c``), else in NumPy in blocks that stay in cache (a
+    whole-array test of a 25 MB value made three temporaries as large and took 11 ms)."""
+    if v.dtype.kind not in "fc" or not v.size:
         return False
     flat = v.ravel(order="K")  # (a view of a C- or Fortran-ordered value: LAPACK's results)
-    if _SCAN is not None and v.dtype.itemsize in _FIELDS:
+    if flat.dtype.kind == "c":  # the parts
+        flat = flat.view(flat.real.dtype)
+    if _SCAN is not None and flat.dtype.itemsize in _FIELDS:
         return _SCAN(flat)
-    u, magnitude, mantissa = _FIELDS[v.dtype.itemsize]
+    u, magnitude, mantissa = _FIELDS[flat.dtype.itemsize]
     bits = flat.view(u)
     one = u(1)
     for i in range(0, bits.size, _CHUNK):

@@ -319,13 +319,20 @@ define("complex", _infer_complex,
 class Fft(NamedTuple):
     kind: str  # FFT, IFFT, RFFT or IRFFT
     lengths: tuple  # the FFT lengths over the trailing 1-3 axes
+    # NumPy's normalization factor of the transform (``numpy.fft``'s ``fct``: 1, 1/n or
+    # 1/sqrt(n), in the real dtype's precision), which multiplies each result; XLA's inverse
+    # transforms divide by the product of the lengths themselves, undone in the lowering
+    fct: float = 1.0
+    # whether NumPy passes ``fct`` as a scalar of the real dtype (norm "ortho" or "forward");
+    # else it passes the Python int 1, and NumPy's loop for float32 data is its float64 one
+    typed: bool = False
 
 
 def _infer_fft(inputs: tuple, attrs: Fft) -> tuple:
     """FFT/IFFT: complex to complex of the same shape; RFFT: real (last axis ``n``) to
     complex (``n // 2 + 1``); IRFFT: complex to real (last axis: the last length)."""
     x = inputs[0]
-    kind, lengths = attrs
+    kind, lengths = attrs.kind, attrs.lengths
     k = len(lengths)
     s = x.shape
     ok = 1 <= k <= 3 and len(s) >= k
@@ -346,9 +353,23 @@ def _infer_fft(inputs: tuple, attrs: Fft) -> tuple:
 
 
 def _lower_fft(e: Emitter, n: Any, a: list) -> str:
-    kind, lengths = n.attrs
-    return e.op("stablehlo.fft", a, tensor_type(n.shape, n.dtype),
-                f"fft_type = #stablehlo<fft_type {kind}>, fft_length = {i64s(lengths)}")
+    kind, lengths, fct = n.attrs[:3]
+    y = e.op("stablehlo.fft", a, tensor_type(n.shape, n.dtype),
+             f"fft_type = #stablehlo<fft_type {kind}>, fft_length = {i64s(lengths)}")
+    scale = fct * math.prod(lengths) if kind in ("IFFT", "IRFFT") else fct
+    if scale == 1.0:
+        return y
+    if n.dtype.kind != "c":
+        return e.op("stablehlo.multiply", [y, e.const(scale, n.dtype, n.shape)],
+                    tensor_type(n.shape, n.dtype))
+    # each part times the factor, as NumPy's pocketfft scales (a complex product by
+    # (scale, 0) would make NaNs of infinite parts)
+    rd = dt.REAL_OF[n.dtype]
+    rt = tensor_type(n.shape, rd)
+    k = e.const(scale, rd, n.shape)
+    re = e.op("stablehlo.multiply", [e.op("stablehlo.real", [y], rt), k], rt)
+    im = e.op("stablehlo.multiply", [e.op("stablehlo.imag", [y], rt), k], rt)
+    return e.op("stablehlo.complex", [re, im], tensor_type(n.shape, n.dtype))
 
 
 define("fft", _infer_fft, _lower_fft, weight=DECOMP, attrs=Fft)

@@ -1,0 +1,120 @@
+"""FFTs through NumPy's own pocketfft loops (kernels/pocketfft.py, native/pocketfft_ffi.c):
+numpy.fft's bits for every transform, norm and precision, one axis at a time in NumPy's order;
+the same bits on the host (first use) and compiled; XLA's FFT where the kernel stays out."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import xla_array as xp
+from xla_array.kernels import pocketfft
+
+pytestmark = [pytest.mark.usefixtures("on_cpu"),
+              pytest.mark.skipif(not pocketfft.available(), reason=f"NumPy-FFT kernel "
+                                                                   f"unavailable: "
+                                                                   f"{pocketfft.error()}")]
+
+NORMS = ("backward", "ortho", "forward")
+_count = itertools.count(5)
+
+
+def _same_bits(got, want):
+    got = np.asarray(got)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype,
+                                                                  want.shape, want.dtype)
+    return got.tobytes() == want.tobytes()
+
+
+def _data(shape, real_dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(real_dtype)
+    c = (x + 1j * rng.standard_normal(shape)).astype(np.result_type(real_dtype, np.complex64))
+    return x, c
+
+
+# (name, real input?, keyword arguments) run through numpy.fft and xla_array.fft alike
+CASES_1D = [("fft", False, {}), ("ifft", False, {}), ("rfft", True, {}), ("irfft", False, {}),
+            ("hfft", False, {}), ("ihfft", True, {}), ("fft", False, {"n": 11, "axis": 0}),
+            ("rfft", True, {"n": 5, "axis": 0}), ("irfft", False, {"n": 9, "axis": 0}),
+            ("ifft", False, {"n": 4})]
+CASES_ND = [("fftn", False, {}), ("ifftn", False, {}), ("rfftn", True, {}),
+            ("irfftn", False, {}), ("fftn", False, {"axes": (0, 0)}),
+            ("rfftn", True, {"s": (4, 6), "axes": (2, 0)}),
+            ("irfftn", False, {"s": (3, 5, 8), "axes": (1, 0, 2)})]
+
+
+@pytest.mark.parametrize("real_dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("norm", NORMS)
+def test_transforms_are_numpys_bit_for_bit(real_dtype, norm):
+    """float32 data included: NumPy computes it with its float64 loop where ``fct`` is the
+    Python int 1 (``norm="backward"``), with its float32 loop otherwise."""
+    x1, c1 = _data((6, 10), real_dtype)
+    x3, c3 = _data((5, 7, 3), real_dtype, 1)
+    bad = []
+    for cases, x, c in ((CASES_1D, x1, c1), (CASES_ND, x3, c3)):
+        for name, real, kw in cases:
+            a = x if real else c
+            want = getattr(np.fft, name)(a, norm=norm, **kw)
+            if not _same_bits(getattr(xp.fft, name)(xp.asarray(a), norm=norm, **kw), want):
+                bad.append((name, kw))
+    assert not bad, bad
+
+
+def test_a_graph_of_transforms_runs_on_the_host_first_with_the_compiled_bits(metrics):
+    n = next(_count) * 2 + 50
+    v = np.random.default_rng(n).standard_normal((n, 6))
+    x = xp.asarray(v)
+
+    def spectrum_roundtrip():
+        s = xp.fft.rfft(x, axis=0, norm="ortho")  # a transposed axis, complex moves
+        c = xp.fft.ifft(xp.conj(s), axis=1)
+        return xp.fft.irfft(s, n=n, axis=0, norm="ortho") + xp.real(c)[:1, :] - xp.imag(c)[:1, :]
+
+    with xp.flags.using(host_first=True, host_first_budget=0.0):
+        before = metrics()
+        first = np.asarray(spectrum_roundtrip())
+        mid = metrics()
+        second = np.asarray(spectrum_roundtrip())
+        after = metrics()
+    assert mid["host_runs"] > before["host_runs"] and mid["compiles"] == before["compiles"]
+    assert after["compiles"] > mid["compiles"]
+    assert first.tobytes() == second.tobytes()
+    s = np.fft.rfft(v, axis=0, norm="ortho")
+    c = np.fft.ifft(np.conj(s), axis=1)
+    want = np.fft.irfft(s, n=n, axis=0, norm="ortho") + c.real[:1, :] - c.imag[:1, :]
+    assert first.tobytes() == want.tobytes()
+
+
+def test_where_xlas_fft_stays():
+    """Results of SMALL elements or more (XLA's FFT is faster there), fast_math, the setting
+    off; XLA's transforms then apply NumPy's normalization too."""
+    small = xp.ones((64,), dtype=xp.complex64)
+    big = xp.ones((pocketfft.SMALL,), dtype=xp.complex64)
+    assert "xla_array_pocketfft" in xp.debug.mlir(xp.fft.fft(small))
+    assert "xla_array_pocketfft" not in xp.debug.mlir(xp.fft.fft(big))
+    assert "xla_array_pocketfft" in xp.debug.mlir(xp.fft.fft(big[1:]))
+    with xp.flags.using(fast_math=True):
+        assert "xla_array_pocketfft" not in xp.debug.mlir(xp.fft.fft(small))
+    x, c = _data((4, 6), np.float64, 3)
+    with xp.flags.using(pocketfft=False):
+        assert "xla_array_pocketfft" not in xp.debug.mlir(xp.fft.fft(small))
+        for norm in NORMS:
+            for name, real, kw in CASES_1D + CASES_ND[:4]:
+                a = x if real else c
+                got = np.asarray(getattr(xp.fft, name)(xp.asarray(a), norm=norm, **kw))
+                want = getattr(np.fft, name)(a, norm=norm, **kw)
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12,
+                                           err_msg=f"{name} {kw} {norm}")
+
+
+def test_infinite_parts_stay_apart_in_the_normalization():
+    """NumPy scales each part by the factor: an infinite real part leaves the imaginary
+    part a number (a complex product by (f, 0) would make it NaN), with the kernel and
+    with XLA's FFT alike."""
+    c = np.array([complex(np.inf, 1.0), 0.0])
+    want = np.fft.fft(c, norm="forward")
+    assert not np.isnan(want).any()
+    assert _same_bits(xp.fft.fft(xp.asarray(c), norm="forward"), want)
+    with xp.flags.using(pocketfft=False):
+        assert _same_bits(xp.fft.fft(xp.asarray(c), norm="forward"), want)
