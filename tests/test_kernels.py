@@ -18,8 +18,17 @@ from xla_array.core import compile_options, executor, registry, rewrite
 from xla_array.core.cache import executables
 from xla_array.core.ops.reductions import SEQUENTIAL_ROWS, regular_rows, sum_plan
 from xla_array.core.ops.structural import OPS
-from xla_array.kernels import (blas, layout, library, lu_perm, pairwise, pocketfft, rowpass, scan,
-                               ufunc)
+from xla_array.kernels import (
+    blas,
+    layout,
+    library,
+    lu_perm,
+    pairwise,
+    pocketfft,
+    rowpass,
+    scan,
+    ufunc,
+)
 
 KERNELS_DIR = os.path.dirname(library.__file__)
 

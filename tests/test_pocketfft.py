@@ -118,3 +118,16 @@ def test_infinite_parts_stay_apart_in_the_normalization():
     assert _same_bits(xp.fft.fft(xp.asarray(c), norm="forward"), want)
     with xp.flags.using(pocketfft=False):
         assert _same_bits(xp.fft.fft(xp.asarray(c), norm="forward"), want)
+
+
+def test_a_spectrum_magnitude_runs_on_the_host_first(metrics):
+    """``abs(fftn(x))``: the transforms and the complex absolute value (NumPy's loops) run on
+    the host, nothing compiles, and the bits are NumPy's."""
+    n = next(_count) + 30
+    v = np.random.default_rng(n).standard_normal((n, 8))
+    with xp.flags.using(host_first=True):
+        before = metrics()
+        got = np.asarray(xp.abs(xp.fft.fftn(xp.asarray(v))))
+        after = metrics()
+    assert after["host_runs"] > before["host_runs"] and after["compiles"] == before["compiles"]
+    assert got.tobytes() == np.abs(np.fft.fftn(v)).tobytes()

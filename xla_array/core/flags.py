@@ -113,10 +113,10 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                           "scipy-openblas64; off: XLA's dot); changing it drops the "
                           "executables compiled in memory"),
     "ufunc": (True, _bool, "compute exp, log, sin, pow and the other transcendental functions of "
-                           "float32/float64 arrays under 2**20 elements on CPU with NumPy's own "
-                           "loops (NumPy's values; a native kernel, where the package was built "
-                           "with it; off: XLA's forms); changing it drops the executables "
-                           "compiled in memory"),
+                           "float32/float64 arrays, and abs of complex ones, under 2**20 "
+                           "elements on CPU with NumPy's own loops (NumPy's values; a native "
+                           "kernel, where the package was built with it; off: XLA's forms); "
+                           "changing it drops the executables compiled in memory"),
     "pocketfft": (True, _bool, "compute FFTs of one axis with results under 2**16 elements on CPU "
                                "with NumPy's own pocketfft loops (NumPy's values; a native "
                                "kernel, where the package was built with it; off: XLA's FFT); "

@@ -178,7 +178,8 @@ def _exact_rule(n: Node, found: dict) -> tuple[Any, Any] | None:
 def _refused(n: Node, rule: tuple[Any, Any]) -> bool:
     """Whether node ``n``'s rule ``rule`` cannot give its compiled bits whatever the values:
     no rule, a dtype the rules do not cover, or XLA's own float code."""
-    complex_ok = n.op.name in COMPLEX_OPS
+    # (a kernel's host rule gives the kernel's bits: complex values included)
+    complex_ok = n.op.name in COMPLEX_OPS or rule[1] is not None
     if rule[0] is None or not _covered(n.dtype, complex_ok):
         return True
     if n.op.name == "reduce" and n.dtype.kind == "f" and n.attrs.kind == "sum" and \

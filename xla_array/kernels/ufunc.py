@@ -11,7 +11,8 @@ length and a buffer of the same alignment, so host and compiled bits agree.
 
 Its selection rule is a rewrite of the planned graph (``core/rewrite.py``): a node of one of
 ``NUMPY``'s ops on a CPU device with a float32 or float64 result (integer or float operands
-converted to it first),
+converted to it first), or ``abs`` of a complex64/complex128 operand (``COMPLEX_IN``: NumPy's
+``absolute`` loop, whose scaling XLA's complex absolute value does not share),
 ``fast_math`` off, with a result of fewer than ``blas.LARGE`` elements, is lowered as
 ``ufunc_loop``. A larger result keeps XLA's form: XLA splits such a loop over every core and
 fuses it with its neighbours, the kernel is one call on one thread (on the 2-core machine of
@@ -40,7 +41,7 @@ from ..core.ops.structural import bcast, broadcast_shapes, convert, define
 from . import library
 from .blas import LARGE
 
-__all__ = ["TARGET", "NUMPY", "Loop", "available", "error", "rule", "host"]
+__all__ = ["TARGET", "NUMPY", "COMPLEX_IN", "Loop", "available", "error", "rule", "host"]
 
 TARGET = "xla_array_ufunc"
 # op name -> NumPy's ufunc; the table's order numbers the loops (the ``loop`` attribute of
@@ -50,8 +51,14 @@ NUMPY = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "log2":
          "acos": "arccos", "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
          "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "atan2": "arctan2",
          "pow": "power", "hypot": "hypot", "logaddexp": "logaddexp"}
+# ops of a complex operand with a real result of its precision (XLA's complex absolute value
+# scales otherwise than NumPy's): numbered after NUMPY's loops (append only too)
+COMPLEX_IN = {"abs": "absolute"}
 _DTYPES = (dt.float32, dt.float64)
 _INDEX = {(name, d): 2 * i + j for i, name in enumerate(NUMPY) for j, d in enumerate(_DTYPES)}
+_INDEX.update({(name, d): 2 * (len(NUMPY) + i) + j for i, name in enumerate(COMPLEX_IN)
+               for j, d in enumerate(_DTYPES)})
+_NAMES = {**NUMPY, **COMPLEX_IN}
 _ALIGN = 64  # XLA's buffers' alignment: the host's copies get the same
 
 
@@ -74,23 +81,26 @@ _CDLL: list = []
 
 def _load() -> None:
     lib = library.library("ufunc_ffi")
-    if lib.xa_ufunc_abi() != 1:
+    if lib.xa_ufunc_abi() != 2:
         raise RuntimeError("unexpected kernel ABI version")
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     lib.xa_ufunc_set.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                                  ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+    lib.xa_ufunc_set_input.argtypes = [ctypes.c_int64, ctypes.c_int]
     for (name, d), i in _INDEX.items():
-        uf = getattr(np, NUMPY[name])
+        uf = getattr(np, _NAMES[name])
         nd = np.dtype(d.np)
-        _, capsule = uf._resolve_dtypes_and_context((nd,) * uf.nin + (None,))
-        uf._get_strided_loop(capsule, fixed_strides=(nd.itemsize,) * (uf.nin + 1))
+        ind = np.dtype(dt.complex_of(d).np) if name in COMPLEX_IN else nd
+        _, capsule = uf._resolve_dtypes_and_context((ind,) * uf.nin + (nd,))
+        uf._get_strided_loop(capsule, fixed_strides=(ind.itemsize,) * uf.nin + (nd.itemsize,))
         info = _CallInfo.from_address(get(capsule, b"numpy_1.24_ufunc_call_info"))
         if info.requires_pyapi:
-            raise RuntimeError(f"NumPy's {NUMPY[name]} loop needs the interpreter")
+            raise RuntimeError(f"NumPy's {_NAMES[name]} loop needs the interpreter")
         if lib.xa_ufunc_set(i, info.strided_loop, info.context, info.auxdata, uf.nin,
-                            nd.itemsize) != 1:
-            raise RuntimeError(f"NumPy's {NUMPY[name]} loop was refused")
+                            nd.itemsize) != 1 or \
+                (ind != nd and lib.xa_ufunc_set_input(i, ind.itemsize) != 1):
+            raise RuntimeError(f"NumPy's {_NAMES[name]} loop was refused")
         _KEEP.append(capsule)
     lib.xa_ufunc_host.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
                                   ctypes.c_void_p]
@@ -115,8 +125,12 @@ def rule(n: Any) -> tuple[tuple, Loop] | None:
     """The selection rule (see the module's docstring): (inputs, Loop) or None."""
     d = n.device
     if type(d) is not Device or d.platform != "cpu" or n.dtype not in _DTYPES or \
-            _flags._values["fast_math"] or math.prod(n.shape) >= LARGE or \
-            any(x.dtype.kind not in "iuf" for x in n.inputs):
+            _flags._values["fast_math"] or math.prod(n.shape) >= LARGE:
+        return None
+    if n.op.name in COMPLEX_IN:  # (a complex operand of the result's precision)
+        if n.inputs[0].dtype is not dt.complex_of(n.dtype):
+            return None
+    elif any(x.dtype.kind not in "iuf" for x in n.inputs):
         return None  # (integer operands are converted first, as NumPy's casting loops do)
     return n.inputs, Loop(n.op.name, _INDEX[n.op.name, n.dtype])
 
@@ -144,11 +158,12 @@ def _aligned(v: np.ndarray, shape: tuple, d: Any) -> np.ndarray:
 def host(n: Any, vals: list, loop: Loop) -> np.ndarray:
     """The host rule: the kernel's own C function on the host values (the compiled bits)."""
     d = np.dtype(n.dtype.np)
-    ins = [_aligned(v, n.shape, d) for v in vals]
+    ind = np.dtype(dt.complex_of(n.dtype).np) if loop.name in COMPLEX_IN else d
+    ins = [_aligned(v, n.shape, ind) for v in vals]
     out = _empty(n.shape, d)
     ptrs = (ctypes.c_void_p * len(ins))(*[v.ctypes.data for v in ins])
     if _CDLL[0].xa_ufunc_host(loop.number, math.prod(n.shape), ptrs, out.ctypes.data) != 1:
-        raise RuntimeError(f"NumPy's {NUMPY[loop.name]} loop failed")
+        raise RuntimeError(f"NumPy's {_NAMES[loop.name]} loop failed")
     return out
 
 
@@ -158,7 +173,8 @@ def _infer(inputs: tuple, attrs: Loop) -> tuple:
 
 def _lower(e: Emitter, n: Any, a: list) -> str:
     d, shape = n.dtype, n.shape
-    args = [bcast(e, convert(e, v, x.shape, x.dtype, d), x.shape, shape, d)
+    ind = dt.complex_of(d) if n.attrs.name in COMPLEX_IN else d
+    args = [bcast(e, convert(e, v, x.shape, x.dtype, ind), x.shape, shape, ind)
             for v, x in zip(a, n.inputs)]
     lay = layout(len(shape), False)
     return e.op("stablehlo.custom_call", args, tensor_type(shape, d),
@@ -171,5 +187,5 @@ UFUNC_LOOP = define("ufunc_loop", _infer, _lower, attrs=Loop)
 
 registry.register(registry.Kernel(
     kind="ufunc", title="NumPy-loop kernel", source="native/ufunc_ffi.c", targets=(TARGET,),
-    op=UFUNC_LOOP, replaces=tuple(NUMPY), rule=rule, available=available, error=error,
+    op=UFUNC_LOOP, replaces=(*NUMPY, *COMPLEX_IN), rule=rule, available=available, error=error,
     flag="ufunc", host=host))

@@ -16,9 +16,10 @@ the evaluator.
 
 The dtypes covered are bool, the integers, float32 and float64 (``DTYPES``), and complex64 and
 complex128 for the ops that compute complex values bit for bit as compiled code does
-(``COMPLEX_OPS``: data movement, conversions, the parts, conjugation, negation and the FFTs
-of NumPy's own loops, ``kernels/pocketfft.py``); float16, bfloat16 and complex arithmetic
-(XLA's complex products, quotients and absolute values round otherwise) compile.
+(``COMPLEX_OPS``: data movement, conversions, the parts, conjugation, negation; and the
+native kernels' ops, whose host rules call the kernels' code: the FFTs and complex absolute
+values of NumPy's own loops); float16, bfloat16 and complex arithmetic (XLA's complex
+products and quotients round otherwise) compile.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ MOVES = frozenset(("reshape", "broadcast", "transpose", "slice", "reverse", "pad
                    "take_along"))
 COMPLEX_DTYPES = frozenset(("complex64", "complex128"))
 # the ops whose host rules give compiled code's bits for complex values too (above)
-COMPLEX_OPS = MOVES | {"convert", "real", "imag", "conj", "negative", "concat", "select", "fft"}
+COMPLEX_OPS = MOVES | {"convert", "real", "imag", "conj", "negative", "concat", "select"}
 
 
 def _cast(v: np.ndarray, d: Any) -> np.ndarray:

@@ -9,7 +9,9 @@
  * function (xa_ufunc_host), with the same length and alignment, so the bits agree.
  *
  * Attribute: `loop`, one int64, the index of the loop in the table. Operands: one or two
- * buffers of the loop's dtype, of as many elements as the result (the lowering broadcasts).
+ * buffers of the loop's dtype, of as many elements as the result (the lowering broadcasts);
+ * for a loop set with a complex input (xa_ufunc_set_input: absolute), one buffer of the
+ * complex dtype of the result's precision.
  * XLA runs executables with flush-to-zero and denormals-are-zero on, NumPy without: they are
  * turned off around the loop (x86-64).
  */
@@ -35,9 +37,10 @@ static struct {
     void *auxdata;
     int nin;
     int itemsize;
+    int in_itemsize;
 } loops[MAX_LOOPS];
 
-int xa_ufunc_abi(void) { return 1; }
+int xa_ufunc_abi(void) { return 2; }
 
 /* Entry i of the table: NumPy's loop, its context and auxiliary data, its number of inputs
  * and the dtype's item size (4: float32, 8: float64). Returns 1, or 0 for a bad entry. */
@@ -49,7 +52,17 @@ int xa_ufunc_set(int64_t i, void *fn, void *context, void *auxdata, int nin, int
     loops[i].auxdata = auxdata;
     loops[i].nin = nin;
     loops[i].itemsize = itemsize;
+    loops[i].in_itemsize = itemsize;
     loops[i].fn = (loop_t)fn;
+    return 1;
+}
+
+/* Entry i (set) reads one complex operand: items of twice the result's size. */
+int xa_ufunc_set_input(int64_t i, int in_itemsize) {
+    if (i < 0 || i >= MAX_LOOPS || loops[i].fn == NULL || loops[i].nin != 1 ||
+        in_itemsize != 2 * loops[i].itemsize)
+        return 0;
+    loops[i].in_itemsize = in_itemsize;
     return 1;
 }
 
@@ -62,7 +75,7 @@ int xa_ufunc_host(int64_t i, int64_t n, void *const *ins, void *out) {
     int k = loops[i].nin;
     for (int j = 0; j < k; j++) {
         data[j] = (char *)ins[j];
-        strides[j] = loops[i].itemsize;
+        strides[j] = loops[i].in_itemsize;
     }
     data[k] = (char *)out;
     strides[k] = loops[i].itemsize;
@@ -92,11 +105,13 @@ XLA_FFI_Error *xa_ufunc(XLA_FFI_CallFrame *cf) {
         return xa_fail(cf, "xla_array_ufunc: operand count differs from the loop's");
     XLA_FFI_Buffer *R = (XLA_FFI_Buffer *)cf->rets.rets[0];
     XLA_FFI_DataType t = loops[i].itemsize == 8 ? XLA_FFI_DataType_F64 : XLA_FFI_DataType_F32;
+    XLA_FFI_DataType ti = loops[i].in_itemsize == loops[i].itemsize ? t
+        : (loops[i].itemsize == 8 ? XLA_FFI_DataType_C128 : XLA_FFI_DataType_C64);
     int64_t n = xa_elements(R);
     void *ins[2];
     for (int j = 0; j < k; j++) {
         XLA_FFI_Buffer *X = (XLA_FFI_Buffer *)cf->args.args[j];
-        if (cf->args.types[j] != XLA_FFI_ArgType_BUFFER || X->dtype != t || xa_elements(X) != n)
+        if (cf->args.types[j] != XLA_FFI_ArgType_BUFFER || X->dtype != ti || xa_elements(X) != n)
             return xa_fail(cf, "xla_array_ufunc: operands must be the loop's dtype and size");
         ins[j] = X->data;
     }
