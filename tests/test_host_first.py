@@ -95,7 +95,8 @@ def test_the_setting_off_compiles_at_once(metrics):
 
 
 CASES = {
-    "fft": lambda a: xp.abs(xp.fft.rfft(a, axis=1)) + 1.0,
+    # complex arithmetic (a complex product: XLA's rounds otherwise than NumPy's)
+    "complex": lambda a: xp.real(xp.fft.rfft(a, axis=1) * xp.fft.rfft(a, axis=1)) + 1.0,
     "subnormal": lambda a: a * 1.0,
     "float_to_int_nan": lambda a: xp.astype(a * 2.0, xp.int32),
     "fast_math": lambda a: xp.sum(a, axis=1) / 3.0,
@@ -105,7 +106,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", ["fft", "subnormal", "float_to_int_nan", "fast_math",
+@pytest.mark.parametrize("case", ["complex", "subnormal", "float_to_int_nan", "fast_math",
                                   "zero_max", "float16", "big"])
 def test_graphs_the_host_cannot_match_compile(host_first, case):
     shape = fresh_rows()

@@ -345,3 +345,24 @@ def test_numpy_order_sums_keep_nan_inf_and_zero_signs():
     with xp.flags.using(fast_math=True):  # XLA's own reduction: same values up to rounding
         np.testing.assert_allclose(np.asarray(xp.sum(xp.asarray(rows[2:4]), axis=1)),
                                    fast_want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_maxima_of_short_rows_are_a_chain_with_numpys_values(dtype):
+    """Float max/min over at most 8 trailing values per result are written out as elementwise
+    maxima of the columns (one loop, NaN propagating), longer rows keep XLA's reduction."""
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal((500, 2, 3)).astype(dtype)
+    v[7, 1, 2] = np.nan
+    v[9, 0, :] = np.inf
+    x = xp.asarray(v)
+    for fn, np_fn in ((xp.max, np.max), (xp.min, np.min)):
+        for axes, keep in (((2,), False), ((1, 2), True), ((2, 1), False), (-1, True)):
+            got = fn(x, axis=axes, keepdims=keep)
+            assert "stablehlo.reduce" not in xp.debug.mlir(got), axes
+            want = np_fn(v, axis=axes, keepdims=keep)
+            assert np.array_equal(np.asarray(got), want, equal_nan=True), (fn, axes)
+    long_rows = xp.max(xp.reshape(x, (100, 30)), axis=1)
+    assert "stablehlo.reduce" in xp.debug.mlir(long_rows)
+    assert np.array_equal(np.asarray(long_rows), v.reshape(100, 30).max(axis=1), equal_nan=True)
+    assert "stablehlo.reduce" in xp.debug.mlir(xp.max(x, axis=0))  # (not trailing)

@@ -62,6 +62,10 @@ def _lower_reduce(e: Emitter, n: Any, a: list) -> str:
     d = n.dtype
     if numpy_order(n):
         return numpy_order_sum(e, n, a[0])
+    if kind in ("max", "min") and d.kind == "f":
+        short = _short_extremum(e, n, a[0])
+        if short is not None:
+            return short
     init = e.const(_init_value(kind, d), d)
     body = e.scalar_body(_REDUCE_BODY[kind], d)
     r = e.op("stablehlo.reduce", [a[0], init], tensor_type(n.shape, d),
@@ -82,6 +86,40 @@ def _lower_reduce(e: Emitter, n: Any, a: list) -> str:
 
 
 define("reduce", _infer_reduce, _lower_reduce, attrs=Reduce)
+
+# float max/min over trailing axes of at most this many values per result are written out as
+# a chain of elementwise maxima (minima) of the row's columns, in order. XLA:CPU's reduction
+# of short rows runs one row at a time, and one of 4096+ values goes to YNNPACK, which needs
+# the NaN guard above; the chain is one vectorized loop and propagates NaN itself. The max of
+# 10,000 rows of 3 float64, compiled: 0.23 ms of work as a reduction (0.27-0.55 ms a call),
+# ~0.02 ms as a chain (2-core VM, 2026-11-28). Where zeros of both signs tie the result's
+# sign follows the order (columns in order, as NumPy's loop for a row), which the host rule
+# refuses to promise either way.
+SHORT_EXTREMA = 8
+
+
+def _short_extremum(e: Emitter, n: Any, v: str) -> str | None:
+    """``n`` (a float max/min) as a chain over its rows' columns, or None where its reduced
+    axes are not trailing or hold more than ``SHORT_EXTREMA`` (or fewer than 2) values."""
+    x, axes = n.inputs[0], n.attrs.axes
+    r = len(x.shape)
+    m = math.prod([x.shape[i] for i in axes])
+    if tuple(sorted(axes)) != tuple(range(r - len(axes), r)) or not 2 <= m <= SHORT_EXTREMA \
+            or 0 in n.shape:
+        return None
+    d, rows = n.dtype, n.shape
+    if len(axes) != 1:
+        v = e.op("stablehlo.reshape", [v], tensor_type(rows + (m,), d))
+    op = _REDUCE_BODY[n.attrs.kind]
+    acc = None
+    k = len(rows)
+    for j in range(m):
+        col = e.op("stablehlo.slice", [v], tensor_type(rows + (1,), d),
+                   f"start_indices = {i64s((0,) * k + (j,))}, "
+                   f"limit_indices = {i64s(rows + (j + 1,))}, strides = {i64s((1,) * (k + 1))}")
+        col = e.op("stablehlo.reshape", [col], tensor_type(rows, d))
+        acc = col if acc is None else e.op(op, [acc, col], tensor_type(rows, d))
+    return acc
 
 
 
