@@ -17,14 +17,19 @@ from __future__ import annotations
 import ctypes
 import importlib.machinery
 import logging
+import math
 import os
 import threading
 from collections.abc import Callable
+from typing import Any
+
+import numpy as np
 
 from ..core import backend as _backend
 from ..core import flags as _flags
 
-__all__ = ["NativeLibrary", "handler_library", "library", "path", "register"]
+__all__ = ["NativeLibrary", "handler_library", "library", "path", "register", "ALIGN",
+           "aligned_empty", "numpy_loop"]
 
 log = logging.getLogger("xla_array")
 
@@ -100,3 +105,48 @@ def register(lib: ctypes.CDLL, symbol: str, target: str) -> None:
     if not address:
         raise RuntimeError(f"the kernel library has no symbol {symbol}")
     _backend.register_ffi(target, address)
+
+
+# ---------------------------------------------------------------- NumPy's own loops
+
+ALIGN = 64  # XLA's buffers' alignment: the host rules' copies get the same
+
+
+def aligned_empty(shape: tuple, d: Any) -> np.ndarray:
+    """A C-ordered array of dtype ``d`` at XLA's buffer alignment."""
+    size = math.prod(shape) * np.dtype(d).itemsize
+    raw = np.empty(size + ALIGN, dtype=np.uint8)
+    off = -raw.ctypes.data % ALIGN
+    return raw[off:off + size].view(d).reshape(shape)
+
+
+class _CallInfo(ctypes.Structure):
+    # NumPy's ufunc_call_info (numpy/_core/src/umath/ufunc_object.c), read from its capsule
+    _fields_ = [("strided_loop", ctypes.c_void_p), ("context", ctypes.c_void_p),
+                ("auxdata", ctypes.c_void_p), ("requires_pyapi", ctypes.c_ubyte),
+                ("no_floatingpoint_errors", ctypes.c_ubyte)]
+
+
+_LOOPS: list = []  # NumPy's call-info capsules (they own the loops' contexts): never freed
+
+
+def numpy_loop(uf: Any, dtypes: tuple, fixed_strides: tuple | None = None) -> tuple[int, int, int]:
+    """(loop, context, auxiliary data) of the inner loop NumPy runs for ufunc ``uf`` (a
+    generalized one too) on operands of ``dtypes`` (inputs and output), taken with NumPy's
+    interface for calling its loops from C (``ufunc._get_strided_loop``) and kept for the
+    process's life; RuntimeError if NumPy resolves other dtypes or the loop needs the
+    interpreter."""
+    got, capsule = uf._resolve_dtypes_and_context(dtypes)
+    if tuple(got) != tuple(dtypes):
+        raise RuntimeError(f"NumPy's {uf.__name__} loop for {dtypes} takes {got}")
+    if fixed_strides is None:
+        uf._get_strided_loop(capsule)
+    else:
+        uf._get_strided_loop(capsule, fixed_strides=fixed_strides)
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    info = _CallInfo.from_address(get(capsule, b"numpy_1.24_ufunc_call_info"))
+    if info.requires_pyapi:
+        raise RuntimeError(f"NumPy's {uf.__name__} loop needs the interpreter")
+    _LOOPS.append(capsule)
+    return info.strided_loop, info.context, info.auxdata

@@ -49,7 +49,6 @@ _UFUNCS = ("fft", "ifft", "rfft_n_even", "rfft_n_odd", "irfft")
 _IO = {"fft": (("F", "F"), ("D", "D")), "ifft": (("F", "F"), ("D", "D")),
        "rfft_n_even": (("f", "F"), ("d", "D")), "rfft_n_odd": (("f", "F"), ("d", "D")),
        "irfft": (("F", "f"), ("D", "d"))}
-_ALIGN = 64  # XLA's buffers' alignment: the host's copies get the same
 
 
 class Transform(NamedTuple):
@@ -63,14 +62,6 @@ class Transform(NamedTuple):
     single: bool = False
 
 
-class _CallInfo(ctypes.Structure):
-    # NumPy's ufunc_call_info (numpy/_core/src/umath/ufunc_object.c), read from its capsule
-    _fields_ = [("strided_loop", ctypes.c_void_p), ("context", ctypes.c_void_p),
-                ("auxdata", ctypes.c_void_p), ("requires_pyapi", ctypes.c_ubyte),
-                ("no_floatingpoint_errors", ctypes.c_ubyte)]
-
-
-_KEEP: list = []  # NumPy's call-info capsules (they own the loops' contexts): never freed
 _CDLL: list = []
 _WIDE = [False] * len(_UFUNCS)  # per loop: float32 data with the factor 1 runs the float64 loop
 
@@ -80,26 +71,15 @@ def _load() -> None:
     lib = library.library("pocketfft_ffi")
     if lib.xa_pocketfft_abi() != 1:
         raise RuntimeError("unexpected kernel ABI version")
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     lib.xa_pocketfft_set.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                                      ctypes.c_void_p]
     for k, name in enumerate(_UFUNCS):
         uf = getattr(pfu, name)
         for j, (i, o) in enumerate(_IO[name]):
             real = np.dtype("f" if j == 0 else "d")
-            want = (np.dtype(i), real, np.dtype(o))
-            got, capsule = uf._resolve_dtypes_and_context(want)
-            if tuple(got) != want:
-                raise RuntimeError(f"NumPy's {name} loop for {want} takes {got}")
-            uf._get_strided_loop(capsule)
-            info = _CallInfo.from_address(get(capsule, b"numpy_1.24_ufunc_call_info"))
-            if info.requires_pyapi:
-                raise RuntimeError(f"NumPy's {name} loop needs the interpreter")
-            if lib.xa_pocketfft_set(2 * k + j, info.strided_loop, info.context,
-                                    info.auxdata) != 1:
+            loop = library.numpy_loop(uf, (np.dtype(i), real, np.dtype(o)))
+            if lib.xa_pocketfft_set(2 * k + j, *loop) != 1:
                 raise RuntimeError(f"NumPy's {name} loop was refused")
-            _KEEP.append(capsule)
         # the loop NumPy picks for float32 data when the factor is the Python int 1
         _WIDE[k] = uf.resolve_dtypes((np.dtype(_IO[name][0][0]), int, None))[0].itemsize \
             == np.dtype(_IO[name][1][0]).itemsize
@@ -146,14 +126,6 @@ _REAL_OF = {dt.float32: dt.float32, dt.float64: dt.float64, dt.complex64: dt.flo
             dt.complex128: dt.float64}
 
 
-def _empty(shape: tuple, d: Any) -> np.ndarray:
-    """A C-ordered array at XLA's buffer alignment."""
-    size = math.prod(shape) * d.itemsize
-    raw = np.empty(size + _ALIGN, dtype=np.uint8)
-    off = -raw.ctypes.data % _ALIGN
-    return raw[off:off + size].view(d).reshape(shape)
-
-
 def _wide(d: Any) -> Any:
     return {dt.float32: dt.float64, dt.complex64: dt.complex128}[d]
 
@@ -162,10 +134,10 @@ def host(n: Any, vals: list, t: Transform) -> np.ndarray:
     """The host rule: the kernel's own C function on the host value (the compiled bits)."""
     v = vals[0]
     d = _wide(n.inputs[0].dtype) if t.single else n.inputs[0].dtype
-    x = _empty(v.shape, np.dtype(d.np))
+    x = library.aligned_empty(v.shape, np.dtype(d.np))
     x[...] = v  # (float32 to float64: exact)
     od = _wide(n.dtype) if t.single else n.dtype
-    out = _empty(n.shape, np.dtype(od.np))
+    out = library.aligned_empty(n.shape, np.dtype(od.np))
     nin, nout = v.shape[-1], n.shape[-1]
     rows = math.prod(n.shape[:-1])
     if _CDLL[0].xa_pocketfft_host(t.number, rows, nin, nout, x.ctypes.data, t.fct,

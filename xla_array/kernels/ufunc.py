@@ -59,7 +59,6 @@ _INDEX = {(name, d): 2 * i + j for i, name in enumerate(NUMPY) for j, d in enume
 _INDEX.update({(name, d): 2 * (len(NUMPY) + i) + j for i, name in enumerate(COMPLEX_IN)
                for j, d in enumerate(_DTYPES)})
 _NAMES = {**NUMPY, **COMPLEX_IN}
-_ALIGN = 64  # XLA's buffers' alignment: the host's copies get the same
 
 
 class Loop(NamedTuple):
@@ -68,14 +67,6 @@ class Loop(NamedTuple):
     number: int
 
 
-class _CallInfo(ctypes.Structure):
-    # NumPy's ufunc_call_info (numpy/_core/src/umath/ufunc_object.c), read from its capsule
-    _fields_ = [("strided_loop", ctypes.c_void_p), ("context", ctypes.c_void_p),
-                ("auxdata", ctypes.c_void_p), ("requires_pyapi", ctypes.c_ubyte),
-                ("no_floatingpoint_errors", ctypes.c_ubyte)]
-
-
-_KEEP: list = []  # NumPy's call-info capsules (they own the loops' contexts): never freed
 _CDLL: list = []
 
 
@@ -83,8 +74,6 @@ def _load() -> None:
     lib = library.library("ufunc_ffi")
     if lib.xa_ufunc_abi() != 2:
         raise RuntimeError("unexpected kernel ABI version")
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     lib.xa_ufunc_set.argtypes = [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                                  ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
     lib.xa_ufunc_set_input.argtypes = [ctypes.c_int64, ctypes.c_int]
@@ -92,16 +81,11 @@ def _load() -> None:
         uf = getattr(np, _NAMES[name])
         nd = np.dtype(d.np)
         ind = np.dtype(dt.complex_of(d).np) if name in COMPLEX_IN else nd
-        _, capsule = uf._resolve_dtypes_and_context((ind,) * uf.nin + (nd,))
-        uf._get_strided_loop(capsule, fixed_strides=(ind.itemsize,) * uf.nin + (nd.itemsize,))
-        info = _CallInfo.from_address(get(capsule, b"numpy_1.24_ufunc_call_info"))
-        if info.requires_pyapi:
-            raise RuntimeError(f"NumPy's {_NAMES[name]} loop needs the interpreter")
-        if lib.xa_ufunc_set(i, info.strided_loop, info.context, info.auxdata, uf.nin,
-                            nd.itemsize) != 1 or \
+        loop = library.numpy_loop(uf, (ind,) * uf.nin + (nd,),
+                                  (ind.itemsize,) * uf.nin + (nd.itemsize,))
+        if lib.xa_ufunc_set(i, *loop, uf.nin, nd.itemsize) != 1 or \
                 (ind != nd and lib.xa_ufunc_set_input(i, ind.itemsize) != 1):
             raise RuntimeError(f"NumPy's {_NAMES[name]} loop was refused")
-        _KEEP.append(capsule)
     lib.xa_ufunc_host.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
                                   ctypes.c_void_p]
     library.register(lib, "xa_ufunc", TARGET)
@@ -135,22 +119,14 @@ def rule(n: Any) -> tuple[tuple, Loop] | None:
     return n.inputs, Loop(n.op.name, _INDEX[n.op.name, n.dtype])
 
 
-def _empty(shape: tuple, d: Any) -> np.ndarray:
-    """A C-ordered array at XLA's buffer alignment."""
-    size = math.prod(shape) * d.itemsize
-    raw = np.empty(size + _ALIGN, dtype=np.uint8)
-    off = -raw.ctypes.data % _ALIGN
-    return raw[off:off + size].view(d).reshape(shape)
-
-
 def _aligned(v: np.ndarray, shape: tuple, d: Any) -> np.ndarray:
     """``v`` broadcast to ``shape`` and converted to ``d``, C-ordered at XLA's buffer
     alignment: ``v`` itself when it is so, else a copy (integers to floats round to nearest,
     as the lowering's convert does)."""
     if v.shape == shape and v.dtype == d and v.flags.c_contiguous and \
-            v.ctypes.data % _ALIGN == 0:
+            v.ctypes.data % library.ALIGN == 0:
         return v
-    out = _empty(shape, d)
+    out = library.aligned_empty(shape, d)
     out[...] = np.broadcast_to(v, shape)
     return out
 
@@ -160,7 +136,7 @@ def host(n: Any, vals: list, loop: Loop) -> np.ndarray:
     d = np.dtype(n.dtype.np)
     ind = np.dtype(dt.complex_of(n.dtype).np) if loop.name in COMPLEX_IN else d
     ins = [_aligned(v, n.shape, ind) for v in vals]
-    out = _empty(n.shape, d)
+    out = library.aligned_empty(n.shape, d)
     ptrs = (ctypes.c_void_p * len(ins))(*[v.ctypes.data for v in ins])
     if _CDLL[0].xa_ufunc_host(loop.number, math.prod(n.shape), ptrs, out.ctypes.data) != 1:
         raise RuntimeError(f"NumPy's {_NAMES[loop.name]} loop failed")
