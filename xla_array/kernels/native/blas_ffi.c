@@ -25,10 +25,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__x86_64__) || defined(_M_X64)
-#include <xmmintrin.h>
-#define XA_MXCSR 1
-#endif
 
 #include "ffi_common.h"
 
@@ -296,15 +292,10 @@ int xa_matmul_host(const int64_t *P, const void *a, const void *b, void *o) {
     size_t sz = ITEM[P[P_DTYPE]];
     size_t sa = (size_t)(P[P_M] * P[P_N]) * sz, sb = (size_t)(P[P_N] * P[P_P]) * sz;
     size_t so = (size_t)(P[P_M] * P[P_P]) * sz;
-#ifdef XA_MXCSR
-    unsigned int csr = _mm_getcsr();
-    _mm_setcsr(csr & ~0x8040u);  /* flush-to-zero (bit 15) and denormals-are-zero (bit 6) off */
-#endif
+    unsigned int csr = xa_ieee_begin();
     for (int64_t i = 0; i < P[P_BATCH]; i++)
         product(P, (const char *)a + i * sa, (const char *)b + i * sb, (char *)o + i * so);
-#ifdef XA_MXCSR
-    _mm_setcsr(csr);
-#endif
+    xa_ieee_end(csr);
     return 1;
 }
 

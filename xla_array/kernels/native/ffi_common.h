@@ -58,6 +58,22 @@ static inline const XLA_FFI_Array *xa_find_array(XLA_FFI_CallFrame *cf, const ch
     return NULL;
 }
 
+/* XLA runs executables with flush-to-zero and denormals-are-zero on, NumPy without: a kernel
+ * calling NumPy's code turns both off around the call (x86-64; elsewhere nothing to do).
+ * xa_ieee_begin returns the state xa_ieee_end restores. */
+#if defined(__x86_64__) || defined(_M_X64)
+#include <xmmintrin.h>
+static inline unsigned int xa_ieee_begin(void) {
+    unsigned int csr = _mm_getcsr();
+    _mm_setcsr(csr & ~0x8040u);  /* flush-to-zero (bit 15) and denormals-are-zero (bit 6) off */
+    return csr;
+}
+static inline void xa_ieee_end(unsigned int csr) { _mm_setcsr(csr); }
+#else
+static inline unsigned int xa_ieee_begin(void) { return 0; }
+static inline void xa_ieee_end(unsigned int csr) { (void)csr; }
+#endif
+
 /* The number of elements of a buffer. */
 static inline int64_t xa_elements(const XLA_FFI_Buffer *x) {
     int64_t c = 1;

@@ -19,10 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__x86_64__) || defined(_M_X64)
-#include <xmmintrin.h>
-#define XA_MXCSR 1
-#endif
 
 #include "ffi_common.h"
 
@@ -74,14 +70,9 @@ int xa_pocketfft_host(int64_t i, int64_t rows, int64_t nin, int64_t nout, const 
     char *data[3] = {(char *)in, (i % 2) ? (char *)&fct : (char *)&fct32, (char *)out};
     intptr_t dims[3] = {(intptr_t)rows, (intptr_t)nin, (intptr_t)nout};
     intptr_t strides[5] = {(intptr_t)nin * sin, 0, (intptr_t)nout * sout, sin, sout};
-#ifdef XA_MXCSR
-    unsigned int csr = _mm_getcsr();
-    _mm_setcsr(csr & ~0x8040u);  /* flush-to-zero (bit 15) and denormals-are-zero (bit 6) off */
-#endif
+    unsigned int csr = xa_ieee_begin();
     int r = loops[i].fn(loops[i].context, data, dims, strides, loops[i].auxdata);
-#ifdef XA_MXCSR
-    _mm_setcsr(csr);
-#endif
+    xa_ieee_end(csr);
     return r < 0 ? -1 : 1;
 }
 

@@ -18,10 +18,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__x86_64__) || defined(_M_X64)
-#include <xmmintrin.h>
-#define XA_MXCSR 1
-#endif
 
 #include "ffi_common.h"
 
@@ -80,14 +76,9 @@ int xa_ufunc_host(int64_t i, int64_t n, void *const *ins, void *out) {
     data[k] = (char *)out;
     strides[k] = loops[i].itemsize;
     if (n == 0) return 1;
-#ifdef XA_MXCSR
-    unsigned int csr = _mm_getcsr();
-    _mm_setcsr(csr & ~0x8040u);  /* flush-to-zero (bit 15) and denormals-are-zero (bit 6) off */
-#endif
+    unsigned int csr = xa_ieee_begin();
     int r = loops[i].fn(loops[i].context, data, dims, strides, loops[i].auxdata);
-#ifdef XA_MXCSR
-    _mm_setcsr(csr);
-#endif
+    xa_ieee_end(csr);
     return r < 0 ? -1 : 1;
 }
 
