@@ -774,3 +774,28 @@ def test_a_compile_behind_reports_itself_and_its_hook_cannot_settle(metrics, set
     assert len(events) == 1 and events[0]["behind"] is True
     assert errors and "wait for itself" in str(errors[0])
     assert "1 compiles behind the host's runs" in xp.debug.explain()
+
+
+def test_complex_values_moved_and_converted_run_on_the_host(host_first):
+    """Complex data movement, conversions, the parts, conjugation and negation have host rules
+    (compiled code computes them bit for bit as NumPy); complex arithmetic compiles."""
+    shape = fresh_rows()
+    rng = np.random.default_rng(7)
+    re, im = rng.standard_normal(shape), rng.standard_normal(shape)
+    r, i = xp.asarray(re), xp.asarray(im)
+
+    def moves(xpm, a, b):  # (NumPy 2 has the same names)
+        c = xpm.astype(a, xpm.complex128)
+        z = xpm.concat([c.T, -xpm.conj(c).T], axis=0)
+        w = xpm.where(b.T > 0, xpm.real(z[:shape[1]]), xpm.imag(z[shape[1]:]))
+        return xpm.astype(xpm.astype(z, xpm.complex64), xpm.complex128), w
+
+    before = host_first()
+    got = [np.asarray(v) for v in moves(xp, r, i)]
+    after = host_first()
+    assert after["host_runs"] > before["host_runs"] and after["compiles"] == before["compiles"]
+    for g, w in zip(got, moves(np, re, im)):
+        assert g.tobytes() == np.asarray(w).tobytes()
+    before = host_first()
+    np.asarray(xp.astype(r, xp.complex128) * xp.astype(i, xp.complex128))
+    assert host_first()["compiles"] == before["compiles"] + 1
