@@ -1,12 +1,13 @@
 """The ``fft`` extension of the array API standard, on ``stablehlo.fft``.
 
-Each transform records what ``numpy.fft`` computes, one axis at a time in NumPy's order (the
-last axis first; ``irfftn``'s complex axes from the first on): an optional zero-pad or slice
-of the axis to the requested length (``n``/``s``), a transpose bringing it to the end (skipped
-when it is there), one ``fft`` node carrying NumPy's normalization factor for ``norm``, and the
-inverse transpose. All of it is lazy. On CPU, transforms with results under 2**16 elements
-run NumPy's own pocketfft loops (``kernels/pocketfft.py``: NumPy's bits, and a graph of them
-may run on the host the first time it is seen); larger ones, and other devices, XLA's FFT.
+Each transform records: an optional zero-pad or slice of the transformed axes to the requested
+length (``n``/``s``), a transpose bringing the axes to the end (skipped when they already are),
+one ``fft`` node per group of up to three axes (carrying ``norm`` and the order numpy.fft
+transforms them in: ``core/ops/linalg.fft_steps``), and the inverse transpose. All of it is
+lazy. On CPU, nodes with results under 2**16 elements run NumPy's own pocketfft loops one
+axis at a time in NumPy's order with NumPy's normalization factors (``kernels/pocketfft.py``:
+NumPy's bits, and a graph of them may run on the host the first time it is seen); larger
+ones, and other devices, XLA's multi-axis FFT and the product of the factors.
 
 Dtypes: ``fft``/``ifft``/``fftn``/``ifftn``/``hfft``/``irfft``/``irfftn`` take complex input;
 real floating input is accepted and converted to the complex dtype of the same precision
@@ -22,8 +23,6 @@ from __future__ import annotations
 
 import operator
 from typing import Any, Sequence
-
-import numpy as np
 
 from .api.array import Array, as_array, wrap
 from .api.creation import iota
@@ -95,38 +94,34 @@ def _resize(x: Array, axis: int, n: int) -> Array:
     return wrap(record(OPS["pad"], (x._node,), Pad((0,) * nd, hi, (0,) * nd)))
 
 
-def _fct(norm: str, n: int, inverse: bool, real: Any) -> tuple[float, bool]:
-    """NumPy's normalization factor of one transform of length ``n`` (``numpy.fft``'s
-    ``_raw_fft``: the Python int 1, or 1/n or 1/sqrt(n) computed in the real dtype ``real``)
-    and whether it is a scalar of that dtype (which decides the precision of NumPy's loop for
-    float32 data: its float64 loop for the int)."""
-    if inverse:
-        norm = _SWAP[norm]
-    if norm == "backward":
-        return 1.0, False
-    rd = np.dtype(real.np)
-    if norm == "ortho":
-        return float(np.reciprocal(np.sqrt(n, dtype=rd))), True
-    return float(np.reciprocal(n, dtype=rd)), True
-
-
-def _one(x: Array, kind: str, axis: int, n: int, norm: str) -> Array:
-    """One transform of ``kind`` (FFT, IFFT, RFFT, IRFFT) of length ``n`` along ``axis``, as
-    ``numpy.fft`` computes it: the input zero-padded or trimmed along ``axis`` to ``n`` points
-    (``n // 2 + 1`` for IRFFT), the axis brought to the end and back, NumPy's normalization
-    factor inside the transform."""
-    x = _resize(x, axis, n // 2 + 1 if kind == "IRFFT" else n)
-    real = dt.REAL_OF.get(x.dtype, x.dtype)
-    fct, typed = _fct(norm, n, kind in ("IFFT", "IRFFT"), real)
-    last = x.ndim - 1
-    if axis == last:
-        return fft_node(x, kind, (n,), fct, typed)
-    perm = tuple(i for i in range(x.ndim) if i != axis) + (axis,)
-    y = fft_node(permute_dims(x, perm), kind, (n,), fct, typed)
-    inv = [0] * x.ndim
+def _apply(x: Array, kind: str, axes: list[int], lengths: list[int], norm: str,
+           ascending: bool = False) -> Array:
+    """One ``fft`` node of ``kind`` over ``axes`` (at most three, none repeated; for RFFT and
+    IRFFT the last is the real axis), each first zero-padded or trimmed to its length
+    (``n // 2 + 1`` for IRFFT's last), the axes brought to the end and back."""
+    for i, (a, n) in enumerate(zip(axes, lengths)):
+        x = _resize(x, a, n // 2 + 1 if kind == "IRFFT" and i == len(axes) - 1 else n)
+    nd = x.ndim
+    perm = tuple([i for i in range(nd) if i not in axes] + list(axes))
+    y = fft_node(permute_dims(x, perm), kind, tuple(lengths), norm, ascending)
+    inv = [0] * nd
     for i, p in enumerate(perm):
         inv[p] = i
     return permute_dims(y, tuple(inv))
+
+
+def _groups(axes: list[int], lengths: list[int]) -> list[tuple[list[int], list[int]]]:
+    """The axes cut into groups of at most three without a repeated axis, in order, the
+    last group ending with the last axis."""
+    out: list[tuple[list[int], list[int]]] = []
+    end = len(axes)
+    while end > 0:
+        start = end - 1
+        while start > 0 and end - start < 3 and axes[start - 1] not in axes[start:end]:
+            start -= 1
+        out.append((axes[start:end], lengths[start:end]))
+        end = start
+    return out[::-1]
 
 
 def _axes_s(x: Array, s: Any, axes: Any, fname: str) -> tuple[list[int], list[int] | None]:
@@ -210,8 +205,8 @@ def _cn(x: Array, s: Any, axes: Any, norm: str, inverse: bool, fname: str) -> Ar
     if not ax:
         return astype(x, x.dtype)
     lengths = _lengths(x, ax, s, fname)
-    for a, n in list(zip(ax, lengths))[::-1]:
-        x = _one(x, "IFFT" if inverse else "FFT", a, n, norm)
+    for g_ax, g_ln in _groups(ax, lengths)[::-1]:
+        x = _apply(x, "IFFT" if inverse else "FFT", g_ax, g_ln, norm)
     return x
 
 
@@ -235,9 +230,10 @@ def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | 
     if not ax:
         raise ValueError("fft.rfftn(): at least one axis is needed")
     lengths = _lengths(x, ax, s, "rfftn")
-    y = _one(x, "RFFT", ax[-1], lengths[-1], norm)
-    for a, n in list(zip(ax[:-1], lengths[:-1]))[::-1]:
-        y = _one(y, "FFT", a, n, norm)
+    groups = _groups(ax, lengths)
+    y = _apply(x, "RFFT", *groups[-1], norm)
+    for g_ax, g_ln in groups[-2::-1]:
+        y = _apply(y, "FFT", g_ax, g_ln, norm)
     return y
 
 
@@ -251,9 +247,10 @@ def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
     if not ax:
         raise ValueError("fft.irfftn(): at least one axis is needed")
     lengths = _lengths(x, ax, s, "irfftn", real_last=True)
-    for a, n in zip(ax[:-1], lengths[:-1]):
-        x = _one(x, "IFFT", a, n, norm)
-    return _one(x, "IRFFT", ax[-1], lengths[-1], norm)
+    groups = _groups(ax, lengths)
+    for g_ax, g_ln in groups[:-1]:
+        x = _apply(x, "IFFT", g_ax, g_ln, norm, ascending=True)
+    return _apply(x, "IRFFT", *groups[-1], norm)
 
 
 # ---------------------------------------------------------------- helpers

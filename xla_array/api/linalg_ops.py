@@ -146,9 +146,9 @@ def nan_where(bad: Array, x: Array) -> Array:
     return where(flag, nan, x)
 
 
-def fft_node(x: Array, kind: str, lengths: tuple, fct: float = 1.0,
-             typed: bool = False) -> Array:
-    return wrap(record(OPS["fft"], (x._node,), Fft(kind, tuple(lengths), float(fct), typed)))
+def fft_node(x: Array, kind: str, lengths: tuple, norm: str = "backward",
+             ascending: bool = False) -> Array:
+    return wrap(record(OPS["fft"], (x._node,), Fft(kind, tuple(lengths), norm, ascending)))
 
 
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:

@@ -35,11 +35,11 @@ from ..core import flags as _flags
 from ..core import registry
 from ..core.devices import Device
 from ..core.lower import Emitter, tensor_type
-from ..core.ops.linalg import layout
-from ..core.ops.structural import convert, define
+from ..core.ops.linalg import fft_steps, layout, numpy_fct
+from ..core.ops.structural import convert, define, i64s
 from . import library
 
-__all__ = ["TARGET", "SMALL", "Transform", "available", "error", "rule", "host"]
+__all__ = ["TARGET", "SMALL", "Step", "Transform", "available", "error", "rule", "host"]
 
 TARGET = "xla_array_pocketfft"
 SMALL = 1 << 16
@@ -51,15 +51,24 @@ _IO = {"fft": (("F", "F"), ("D", "D")), "ifft": (("F", "F"), ("D", "D")),
        "irfft": (("F", "f"), ("D", "d"))}
 
 
-class Transform(NamedTuple):
-    """The loop a ``pocketfft`` node calls (its index in the table), the transform's length,
-    NumPy's normalization factor, and whether the data is float32 going through the float64
-    loop (converted to float64 first, the results rounded back), as NumPy computes a float32
-    transform whose factor is the Python int 1 (``norm="backward"``)."""
+class Step(NamedTuple):
+    """One axis of a ``pocketfft`` node: its position among the node's trailing axes, the
+    loop it calls (its index in the table), the transform's length, NumPy's normalization
+    factor, and whether the data is float32 going through the float64 loop (converted to
+    float64 first, the results rounded back), as NumPy computes a float32 transform whose
+    factor is the Python int 1 (``norm="backward"``)."""
+    pos: int
     number: int
     n: int
     fct: float
-    single: bool = False
+    single: bool
+
+
+class Transform(NamedTuple):
+    """A ``pocketfft`` node: how many trailing axes it transforms, and its steps in
+    numpy.fft's order (``core/ops/linalg.fft_steps``)."""
+    k: int
+    steps: tuple
 
 
 _CDLL: list = []
@@ -106,20 +115,26 @@ def error() -> str:
 _IN = {"FFT": "c", "IFFT": "c", "RFFT": "f", "IRFFT": "c"}
 
 
+_KIND = {"FFT": 0, "IFFT": 1, "IRFFT": 4}
+
+
 def rule(n: Any) -> tuple[tuple, Transform] | None:
     """The selection rule (see the module's docstring): (inputs, Transform) or None."""
     d = n.device
-    kind, lengths, fct = n.attrs[:3]
     x = n.inputs[0]
-    if type(d) is not Device or d.platform != "cpu" or len(lengths) != 1 or \
-            _flags._values["fast_math"] or math.prod(n.shape) >= SMALL or \
-            x.dtype.kind != _IN[kind] or x.dtype not in _REAL_OF:
+    kind = n.attrs.kind
+    if type(d) is not Device or d.platform != "cpu" or _flags._values["fast_math"] or \
+            max(math.prod(n.shape), math.prod(x.shape)) >= SMALL or \
+            x.dtype.kind != ("f" if kind == "RFFT" else "c") or x.dtype not in _REAL_OF:
         return None
-    length = lengths[0]
-    k = {"FFT": 0, "IFFT": 1, "IRFFT": 4}.get(kind, 2 + length % 2)
     double = _REAL_OF[x.dtype] is dt.float64
-    single = not double and not n.attrs.typed and _WIDE[k]
-    return (x,), Transform(2 * k + (double or single), length, fct, single)
+    steps = []
+    for pos, one, length in fft_steps(n.attrs):
+        k = _KIND.get(one, 2 + length % 2)
+        fct, typed = numpy_fct(n.attrs.norm, length, one in ("IFFT", "IRFFT"), _REAL_OF[x.dtype])
+        single = not double and not typed and _WIDE[k]
+        steps.append(Step(pos, 2 * k + (double or single), length, fct, single))
+    return (x,), Transform(len(n.attrs.lengths), tuple(steps))
 
 
 _REAL_OF = {dt.float32: dt.float32, dt.float64: dt.float64, dt.complex64: dt.float32,
@@ -130,43 +145,78 @@ def _wide(d: Any) -> Any:
     return {dt.float32: dt.float64, dt.complex64: dt.complex128}[d]
 
 
+def _step_out(shape: tuple, d: Any, axis: int, s: Step) -> tuple[tuple, Any]:
+    """The shape and dtype after step ``s`` along ``axis`` of a value of ``shape`` and ``d``."""
+    kind = s.number // 2
+    real = _REAL_OF[d]
+    out = list(shape)
+    out[axis] = s.n // 2 + 1 if kind in (2, 3) else s.n
+    return tuple(out), real if kind == 4 else dt.complex_of(real)
+
+
+def _to_end(nd: int, axis: int) -> tuple:
+    return tuple(i for i in range(nd) if i != axis) + (axis,)
+
+
 def host(n: Any, vals: list, t: Transform) -> np.ndarray:
-    """The host rule: the kernel's own C function on the host value (the compiled bits)."""
+    """The host rule: the kernel's own C function on the host values, step by step (the
+    compiled bits)."""
     v = vals[0]
-    d = _wide(n.inputs[0].dtype) if t.single else n.inputs[0].dtype
-    x = library.aligned_empty(v.shape, np.dtype(d.np))
-    x[...] = v  # (float32 to float64: exact)
-    od = _wide(n.dtype) if t.single else n.dtype
-    out = library.aligned_empty(n.shape, np.dtype(od.np))
-    nin, nout = v.shape[-1], n.shape[-1]
-    rows = math.prod(n.shape[:-1])
-    if _CDLL[0].xa_pocketfft_host(t.number, rows, nin, nout, x.ctypes.data, t.fct,
-                                  out.ctypes.data) != 1:
-        raise RuntimeError(f"NumPy's {_UFUNCS[t.number // 2]} loop failed")
-    return out.astype(n.dtype.np) if t.single else out  # (rounded to nearest, as XLA's convert)
+    d = n.inputs[0].dtype
+    for s in t.steps:
+        axis = v.ndim - t.k + s.pos
+        shape, od = _step_out(v.shape, d, axis, s)
+        src = np.moveaxis(v, axis, -1)
+        x = library.aligned_empty(src.shape, np.dtype((_wide(d) if s.single else d).np))
+        x[...] = src  # (float32 to float64: exact)
+        tail = tuple(shape[i] for i in _to_end(v.ndim, axis))
+        out = library.aligned_empty(tail, np.dtype((_wide(od) if s.single else od).np))
+        if _CDLL[0].xa_pocketfft_host(s.number, math.prod(tail[:-1]), src.shape[-1], tail[-1],
+                                      x.ctypes.data, s.fct, out.ctypes.data) != 1:
+            raise RuntimeError(f"NumPy's {_UFUNCS[s.number // 2]} loop failed")
+        if s.single:
+            out = out.astype(od.np)  # (rounded to nearest, as XLA's convert)
+        v, d = np.moveaxis(out, -1, axis), od
+    return np.ascontiguousarray(v)
 
 
 def _infer(inputs: tuple, attrs: Transform) -> tuple:
-    x = inputs[0]
-    kind = attrs.number // 2
-    real = dt.float64 if attrs.number % 2 and not attrs.single else dt.float32
-    nout = attrs.n // 2 + 1 if kind in (2, 3) else attrs.n
-    return x.shape[:-1] + (nout,), real if kind == 4 else dt.complex_of(real)
+    shape, d = inputs[0].shape, inputs[0].dtype
+    for s in attrs.steps:
+        shape, d = _step_out(shape, d, len(shape) - attrs.k + s.pos, s)
+    return shape, d
 
 
 def _lower(e: Emitter, n: Any, a: list) -> str:
-    x = n.inputs[0]
-    bits = struct.unpack("<q", struct.pack("<d", n.attrs.fct))[0]
-    v, rd = a[0], n.dtype
-    if n.attrs.single:  # float32 data through the float64 loop
-        v = convert(e, v, x.shape, x.dtype, _wide(x.dtype))
-        rd = _wide(n.dtype)
-    r = e.op("stablehlo.custom_call", [v], tensor_type(n.shape, rd),
-             f'api_version = 4 : i32, backend_config = {{loop = array<i64: '
-             f'{n.attrs.number}, {bits}>}}, call_target_name = "{TARGET}", '
-             f'operand_layouts = [{layout(len(x.shape), False)}], '
-             f'result_layouts = [{layout(len(n.shape), False)}]')
-    return convert(e, r, n.shape, rd, n.dtype)
+    v, shape, d = a[0], n.inputs[0].shape, n.inputs[0].dtype
+    nd = len(shape)
+    for s in n.attrs.steps:
+        axis = nd - n.attrs.k + s.pos
+        out_shape, od = _step_out(shape, d, axis, s)
+        perm = _to_end(nd, axis)
+        moved = axis != nd - 1
+        src_shape = tuple(shape[i] for i in perm)
+        dst_shape = tuple(out_shape[i] for i in perm)
+        if moved:
+            v = e.op("stablehlo.transpose", [v], tensor_type(src_shape, d),
+                     f"permutation = {i64s(perm)}")
+        ind, rd = (_wide(d), _wide(od)) if s.single else (d, od)
+        v = convert(e, v, src_shape, d, ind)  # (float32 data through the float64 loop)
+        bits = struct.unpack("<q", struct.pack("<d", s.fct))[0]
+        v = e.op("stablehlo.custom_call", [v], tensor_type(dst_shape, rd),
+                 f'api_version = 4 : i32, backend_config = {{loop = array<i64: '
+                 f'{s.number}, {bits}>}}, call_target_name = "{TARGET}", '
+                 f'operand_layouts = [{layout(nd, False)}], '
+                 f'result_layouts = [{layout(nd, False)}]')
+        v = convert(e, v, dst_shape, rd, od)
+        if moved:
+            inv = [0] * nd
+            for i, p in enumerate(perm):
+                inv[p] = i
+            v = e.op("stablehlo.transpose", [v], tensor_type(out_shape, od),
+                     f"permutation = {i64s(tuple(inv))}")
+        shape, d = out_shape, od
+    return v
 
 
 POCKETFFT = define("pocketfft", _infer, _lower, attrs=Transform)

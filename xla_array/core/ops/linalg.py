@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from .. import backend as _backend
 from .. import dtypes as dt
 from ..lower import Emitter, tensor_type
@@ -27,7 +29,7 @@ from .structural import DECOMP, bcast, compare, define, i64s
 
 __all__ = ["LAPACK_DTYPES", "LAPACK_PREFIX", "layout", "char", "infer_permutation", "Lapack",
            "Cholesky", "TriangularSolve", "LuPermutation", "Fft", "lower_lapack_call",
-           "matrix_operands"]
+           "matrix_operands", "numpy_fct", "fft_steps"]
 
 LAPACK_DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 LAPACK_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
@@ -319,13 +321,41 @@ define("complex", _infer_complex,
 class Fft(NamedTuple):
     kind: str  # FFT, IFFT, RFFT or IRFFT
     lengths: tuple  # the FFT lengths over the trailing 1-3 axes
-    # NumPy's normalization factor of the transform (``numpy.fft``'s ``fct``: 1, 1/n or
-    # 1/sqrt(n), in the real dtype's precision), which multiplies each result; XLA's inverse
-    # transforms divide by the product of the lengths themselves, undone in the lowering
-    fct: float = 1.0
-    # whether NumPy passes ``fct`` as a scalar of the real dtype (norm "ortho" or "forward");
-    # else it passes the Python int 1, and NumPy's loop for float32 data is its float64 one
-    typed: bool = False
+    norm: str = "backward"  # numpy.fft's ``norm`` of the call
+    # the order numpy.fft transforms the axes of an FFT/IFFT node in: the last first (fftn,
+    # ifftn, rfftn), or the first first (the complex axes of irfftn); ``fft_steps``
+    ascending: bool = False
+
+
+_SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def numpy_fct(norm: str, n: int, inverse: bool, real: Any) -> tuple[float, bool]:
+    """NumPy's normalization factor of one transform of length ``n`` along one axis
+    (``numpy.fft``'s ``_raw_fft``: the Python int 1, or 1/n or 1/sqrt(n) computed in the real
+    dtype ``real``), and whether it is a scalar of that dtype (NumPy then picks its loop of
+    that precision; for the int 1 its float64 loop, float32 data included)."""
+    if inverse:
+        norm = _SWAP[norm]
+    if norm == "backward":
+        return 1.0, False
+    rd = np.dtype(real.np)
+    if norm == "ortho":
+        return float(np.reciprocal(np.sqrt(n, dtype=rd))), True
+    return float(np.reciprocal(n, dtype=rd)), True
+
+
+def fft_steps(attrs: Fft) -> list[tuple[int, str, int]]:
+    """The one-axis transforms numpy.fft runs for an ``fft`` node, in its order: (position
+    among the node's trailing axes, FFT/IFFT/RFFT/IRFFT, length)."""
+    kind, lengths, _, ascending = attrs
+    k = len(lengths)
+    if kind == "RFFT":
+        return [(k - 1, "RFFT", lengths[-1])] + [(i, "FFT", lengths[i])
+                                                 for i in range(k - 2, -1, -1)]
+    if kind == "IRFFT":
+        return [(i, "IFFT", lengths[i]) for i in range(k - 1)] + [(k - 1, "IRFFT", lengths[-1])]
+    return [(i, kind, lengths[i]) for i in (range(k) if ascending else range(k - 1, -1, -1))]
 
 
 def _infer_fft(inputs: tuple, attrs: Fft) -> tuple:
@@ -353,10 +383,17 @@ def _infer_fft(inputs: tuple, attrs: Fft) -> tuple:
 
 
 def _lower_fft(e: Emitter, n: Any, a: list) -> str:
-    kind, lengths, fct = n.attrs[:3]
+    """XLA's transform over the node's axes at once, then the product of NumPy's factors (XLA's
+    inverse transforms divide by the product of the lengths themselves: undone)."""
+    kind, lengths = n.attrs.kind, n.attrs.lengths
     y = e.op("stablehlo.fft", a, tensor_type(n.shape, n.dtype),
              f"fft_type = #stablehlo<fft_type {kind}>, fft_length = {i64s(lengths)}")
-    scale = fct * math.prod(lengths) if kind in ("IFFT", "IRFFT") else fct
+    real = dt.REAL_OF.get(n.dtype, n.dtype)
+    scale = 1.0
+    for _, k, m in fft_steps(n.attrs):
+        scale *= numpy_fct(n.attrs.norm, m, k in ("IFFT", "IRFFT"), real)[0]
+    if kind in ("IFFT", "IRFFT"):
+        scale *= math.prod(lengths)
     if scale == 1.0:
         return y
     if n.dtype.kind != "c":
