@@ -144,3 +144,12 @@ def test_a_spectrum_magnitude_runs_on_the_host_first(metrics):
         after = metrics()
     assert after["host_runs"] > before["host_runs"] and after["compiles"] == before["compiles"]
     assert got.tobytes() == np.abs(np.fft.fftn(v)).tobytes()
+
+
+def test_the_bound_is_on_each_steps_result():
+    """An ``rfft`` of 2000 x 50 float64 along its rows of 2000 (50,050 results from 100,000
+    values) takes the kernel; an ``irfft`` to 2 x 40,000 does not."""
+    x = xp.asarray(np.random.default_rng(2).standard_normal((2000, 50)))
+    assert "xla_array_pocketfft" in xp.debug.mlir(xp.fft.rfft(x, axis=0))
+    c = xp.ones((2, 20001), dtype=xp.complex128)
+    assert "xla_array_pocketfft" not in xp.debug.mlir(xp.fft.irfft(c))

@@ -6,19 +6,19 @@ on the host in the first-use tier (``core/hosteval.py``): the three FFT expressi
 first-use benchmark were what its session compiled. This kernel calls the very inner loops
 NumPy 2 runs for ``numpy.fft`` (the generalized ufuncs of ``numpy.fft._pocketfft_umath``,
 through ``ufunc._get_strided_loop``: the loop, its context and auxiliary data, taken once per
-process), with the normalization factor NumPy passes them, one axis at a time as NumPy
-transforms (``xla_array/fft.py`` records one ``fft`` node per axis in NumPy's order): the
-values are NumPy's, and the host rule (``host``) calls the same C function, so host and
-compiled bits agree.
+process), with the normalization factors NumPy passes them, one axis at a time in NumPy's
+order (``core/ops/linalg.fft_steps``; a node holds up to three axes): the values are
+NumPy's, and the host rule (``host``) runs the same steps through the same C function, so
+host and compiled bits agree.
 
-Its selection rule is a rewrite of the planned graph (``core/rewrite.py``): an ``fft`` node of
-one axis on a CPU device, of a complex64/complex128 (or, for ``rfft``, float32/float64)
-operand, with a result of fewer than ``SMALL`` elements and ``fast_math`` off, is lowered as
-``pocketfft``. A larger result keeps XLA's FFT, several times faster there (DUCC vectorizes
-across rows; on the 2-core machine of docs/performance.md an ``rfft`` along the rows of
-256 x 1024 float32 took 2.6 ms with NumPy against 0.66 ms compiled, of 50 x 2000 float64
-0.47 against 0.41). Elsewhere (``XLA_ARRAY_POCKETFFT=0``, ``XLA_ARRAY_NATIVE=0``, a NumPy
-without these loops) XLA's FFT stays.
+Its selection rule is a rewrite of the planned graph (``core/rewrite.py``): an ``fft`` node on
+a CPU device, of a complex64/complex128 (or, for ``rfft``, float32/float64) operand, each of
+whose one-axis results has fewer than ``SMALL`` elements, ``fast_math`` off, is lowered as
+``pocketfft``. A larger one keeps XLA's FFT over all its axes at once, several times faster
+there (DUCC vectorizes across rows; on the 2-core machine of docs/performance.md an ``rfft``
+along the rows of 256 x 1024 float32 took 2.6 ms with NumPy against 0.66 ms compiled, of
+50 x 2000 float64 0.47 against 0.41). Elsewhere (``XLA_ARRAY_POCKETFFT=0``,
+``XLA_ARRAY_NATIVE=0``, a NumPy without these loops) XLA's FFT stays.
 """
 
 from __future__ import annotations
@@ -124,17 +124,22 @@ def rule(n: Any) -> tuple[tuple, Transform] | None:
     x = n.inputs[0]
     kind = n.attrs.kind
     if type(d) is not Device or d.platform != "cpu" or _flags._values["fast_math"] or \
-            max(math.prod(n.shape), math.prod(x.shape)) >= SMALL or \
             x.dtype.kind != ("f" if kind == "RFFT" else "c") or x.dtype not in _REAL_OF:
         return None
     double = _REAL_OF[x.dtype] is dt.float64
     steps = []
+    k_axes = len(n.attrs.lengths)
+    shape, dtype = x.shape, x.dtype
     for pos, one, length in fft_steps(n.attrs):
         k = _KIND.get(one, 2 + length % 2)
         fct, typed = numpy_fct(n.attrs.norm, length, one in ("IFFT", "IRFFT"), _REAL_OF[x.dtype])
         single = not double and not typed and _WIDE[k]
-        steps.append(Step(pos, 2 * k + (double or single), length, fct, single))
-    return (x,), Transform(len(n.attrs.lengths), tuple(steps))
+        step = Step(pos, 2 * k + (double or single), length, fct, single)
+        shape, dtype = _step_out(shape, dtype, len(shape) - k_axes + pos, step)
+        if math.prod(shape) >= SMALL:  # (each step's result under the bound)
+            return None
+        steps.append(step)
+    return (x,), Transform(k_axes, tuple(steps))
 
 
 _REAL_OF = {dt.float32: dt.float32, dt.float64: dt.float64, dt.complex64: dt.float32,
