@@ -153,3 +153,13 @@ def test_the_bound_is_on_each_steps_result():
     assert "xla_array_pocketfft" in xp.debug.mlir(xp.fft.rfft(x, axis=0))
     c = xp.ones((2, 20001), dtype=xp.complex128)
     assert "xla_array_pocketfft" not in xp.debug.mlir(xp.fft.irfft(c))
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_float16_data_is_transformed_as_numpy_does(norm):
+    """NumPy computes the first transform of float16 data with its float64 loop and a factor
+    rounded to float16; the later axes read that transform's complex64 values."""
+    a = np.random.default_rng(9).standard_normal((6, 9)).astype(np.float16)
+    for name in ("fft", "ifft", "rfft", "ihfft", "fftn", "ifftn", "rfftn", "irfftn"):
+        want = getattr(np.fft, name)(a, norm=norm)
+        assert _same_bits(getattr(xp.fft, name)(xp.asarray(a), norm=norm), want), name

@@ -13,7 +13,8 @@ Dtypes: ``fft``/``ifft``/``fftn``/``ifftn``/``hfft``/``irfft``/``irfftn`` take c
 real floating input is accepted and converted to the complex dtype of the same precision
 (integers go to complex128), as NumPy does. ``rfft``/``rfftn``/``ihfft`` take real input and
 raise TypeError for complex input. float32/complex64 compute in single precision, float64/
-complex128 in double; float16 and bfloat16 are computed in single precision.
+complex128 in double; float16 and bfloat16 are computed in single precision (float16 data's
+first transform as NumPy computes it: its factor in float16, the float64 loop).
 
 Lengths must be positive (ValueError otherwise, as NumPy). An axis repeated in ``axes`` is
 transformed once for each time it appears, as NumPy does.
@@ -95,7 +96,7 @@ def _resize(x: Array, axis: int, n: int) -> Array:
 
 
 def _apply(x: Array, kind: str, axes: list[int], lengths: list[int], norm: str,
-           ascending: bool = False) -> Array:
+           ascending: bool = False, half: bool = False) -> Array:
     """One ``fft`` node of ``kind`` over ``axes`` (at most three, none repeated; for RFFT and
     IRFFT the last is the real axis), each first zero-padded or trimmed to its length
     (``n // 2 + 1`` for IRFFT's last), the axes brought to the end and back."""
@@ -103,7 +104,7 @@ def _apply(x: Array, kind: str, axes: list[int], lengths: list[int], norm: str,
         x = _resize(x, a, n // 2 + 1 if kind == "IRFFT" and i == len(axes) - 1 else n)
     nd = x.ndim
     perm = tuple([i for i in range(nd) if i not in axes] + list(axes))
-    y = fft_node(permute_dims(x, perm), kind, tuple(lengths), norm, ascending)
+    y = fft_node(permute_dims(x, perm), kind, tuple(lengths), norm, ascending, half)
     inv = [0] * nd
     for i, p in enumerate(perm):
         inv[p] = i
@@ -165,15 +166,15 @@ def hfft(x: Array, /, *, n: int | None = None, axis: int = -1,
          norm: str = "backward") -> Array:
     """Real spectrum of a Hermitian-symmetric signal: ``irfft(conj(x))`` with the opposite
     normalization direction; ``n`` defaults to ``2 * (M - 1)``."""
+    half = _arr(x, "hfft").dtype is dt.float16
     x = _complex(x, "hfft")
-    return irfftn(conj(x), s=None if n is None else (n,), axes=(axis,),
-                  norm=_SWAP[_norm(norm, "hfft")])
+    return _irfftn(conj(x), None if n is None else (n,), (axis,), _SWAP[_norm(norm, "hfft")],
+                   half)
 
 
 def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1,
           norm: str = "backward") -> Array:
     """``conj(rfft(x))`` with the opposite normalization direction."""
-    x = _real(x, "ihfft")
     return conj(rfftn(x, s=None if n is None else (n,), axes=(axis,),
                       norm=_SWAP[_norm(norm, "ihfft")]))
 
@@ -199,6 +200,7 @@ def _lengths(x: Array, ax: list[int], s: list[int] | None, fname: str,
 
 def _cn(x: Array, s: Any, axes: Any, norm: str, inverse: bool, fname: str) -> Array:
     """``numpy.fft``'s ``_raw_fftnd``: one transform per axis, the last axis first."""
+    half = _arr(x, fname).dtype is dt.float16
     x = _complex(x, fname)
     norm = _norm(norm, fname)
     ax, s = _axes_s(x, s, axes, fname)
@@ -206,7 +208,8 @@ def _cn(x: Array, s: Any, axes: Any, norm: str, inverse: bool, fname: str) -> Ar
         return astype(x, x.dtype)
     lengths = _lengths(x, ax, s, fname)
     for g_ax, g_ln in _groups(ax, lengths)[::-1]:
-        x = _apply(x, "IFFT" if inverse else "FFT", g_ax, g_ln, norm)
+        x = _apply(x, "IFFT" if inverse else "FFT", g_ax, g_ln, norm, half=half)
+        half = False
     return x
 
 
@@ -224,6 +227,7 @@ def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | 
           norm: str = "backward") -> Array:
     """Real-input transform: the last of ``axes`` first, halved to ``s[-1] // 2 + 1``, then
     the others from the last to the first (NumPy's order)."""
+    half = _arr(x, "rfftn").dtype is dt.float16
     x = _real(x, "rfftn")
     norm = _norm(norm, "rfftn")
     ax, s = _axes_s(x, s, axes, "rfftn")
@@ -231,7 +235,7 @@ def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | 
         raise ValueError("fft.rfftn(): at least one axis is needed")
     lengths = _lengths(x, ax, s, "rfftn")
     groups = _groups(ax, lengths)
-    y = _apply(x, "RFFT", *groups[-1], norm)
+    y = _apply(x, "RFFT", *groups[-1], norm, half=half)
     for g_ax, g_ln in groups[-2::-1]:
         y = _apply(y, "FFT", g_ax, g_ln, norm)
     return y
@@ -241,16 +245,20 @@ def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
            norm: str = "backward") -> Array:
     """Inverse of ``rfftn``: the axes but the last from the first on, then the last one, of
     output length ``s[-1]`` (default ``2 * (M - 1)``)."""
-    x = _complex(x, "irfftn")
-    norm = _norm(norm, "irfftn")
+    half = _arr(x, "irfftn").dtype is dt.float16
+    return _irfftn(_complex(x, "irfftn"), s, axes, _norm(norm, "irfftn"), half)
+
+
+def _irfftn(x: Array, s: Any, axes: Any, norm: str, half: bool) -> Array:
     ax, s = _axes_s(x, s, axes, "irfftn")
     if not ax:
         raise ValueError("fft.irfftn(): at least one axis is needed")
     lengths = _lengths(x, ax, s, "irfftn", real_last=True)
     groups = _groups(ax, lengths)
     for g_ax, g_ln in groups[:-1]:
-        x = _apply(x, "IFFT", g_ax, g_ln, norm, ascending=True)
-    return _apply(x, "IRFFT", *groups[-1], norm)
+        x = _apply(x, "IFFT", g_ax, g_ln, norm, ascending=True, half=half)
+        half = False
+    return _apply(x, "IRFFT", *groups[-1], norm, half=half)
 
 
 # ---------------------------------------------------------------- helpers

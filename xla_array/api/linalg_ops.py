@@ -147,8 +147,8 @@ def nan_where(bad: Array, x: Array) -> Array:
 
 
 def fft_node(x: Array, kind: str, lengths: tuple, norm: str = "backward",
-             ascending: bool = False) -> Array:
-    return wrap(record(OPS["fft"], (x._node,), Fft(kind, tuple(lengths), norm, ascending)))
+             ascending: bool = False, half: bool = False) -> Array:
+    return wrap(record(OPS["fft"], (x._node,), Fft(kind, tuple(lengths), norm, ascending, half)))
 
 
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:

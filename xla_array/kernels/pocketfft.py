@@ -35,7 +35,7 @@ from ..core import flags as _flags
 from ..core import registry
 from ..core.devices import Device
 from ..core.lower import Emitter, tensor_type
-from ..core.ops.linalg import fft_steps, layout, numpy_fct
+from ..core.ops.linalg import fft_factors, fft_steps, layout
 from ..core.ops.structural import convert, define, i64s
 from . import library
 
@@ -73,6 +73,8 @@ class Transform(NamedTuple):
 
 _CDLL: list = []
 _WIDE = [False] * len(_UFUNCS)  # per loop: float32 data with the factor 1 runs the float64 loop
+# per loop: whether float16 data runs the float64 loop, with the factor 1 / with a float16 one
+_HALF_WIDE = [(False, False)] * len(_UFUNCS)
 
 
 def _load() -> None:
@@ -92,6 +94,9 @@ def _load() -> None:
         # the loop NumPy picks for float32 data when the factor is the Python int 1
         _WIDE[k] = uf.resolve_dtypes((np.dtype(_IO[name][0][0]), int, None))[0].itemsize \
             == np.dtype(_IO[name][1][0]).itemsize
+        half = np.dtype(np.float16)
+        _HALF_WIDE[k] = tuple(uf.resolve_dtypes((half, f, None))[1] == np.float64
+                              for f in (int, half))
     lib.xa_pocketfft_host.argtypes = [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
                                       ctypes.c_int64, ctypes.c_void_p, ctypes.c_double,
                                       ctypes.c_void_p]
@@ -130,10 +135,13 @@ def rule(n: Any) -> tuple[tuple, Transform] | None:
     steps = []
     k_axes = len(n.attrs.lengths)
     shape, dtype = x.shape, x.dtype
-    for pos, one, length in fft_steps(n.attrs):
+    factors = fft_factors(n.attrs, _REAL_OF[x.dtype])
+    for i, ((pos, one, length), (fct, typed)) in enumerate(zip(fft_steps(n.attrs), factors)):
         k = _KIND.get(one, 2 + length % 2)
-        fct, typed = numpy_fct(n.attrs.norm, length, one in ("IFFT", "IRFFT"), _REAL_OF[x.dtype])
-        single = not double and not typed and _WIDE[k]
+        if i == 0 and n.attrs.half:  # float16 data: the loop NumPy picks for it
+            single = not double and _HALF_WIDE[k][typed]
+        else:
+            single = not double and not typed and _WIDE[k]
         step = Step(pos, 2 * k + (double or single), length, fct, single)
         shape, dtype = _step_out(shape, dtype, len(shape) - k_axes + pos, step)
         if math.prod(shape) >= SMALL:  # (each step's result under the bound)

@@ -29,7 +29,7 @@ from .structural import DECOMP, bcast, compare, define, i64s
 
 __all__ = ["LAPACK_DTYPES", "LAPACK_PREFIX", "layout", "char", "infer_permutation", "Lapack",
            "Cholesky", "TriangularSolve", "LuPermutation", "Fft", "lower_lapack_call",
-           "matrix_operands", "numpy_fct", "fft_steps"]
+           "matrix_operands", "numpy_fct", "fft_steps", "fft_factors"]
 
 LAPACK_DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 LAPACK_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
@@ -325,6 +325,9 @@ class Fft(NamedTuple):
     # the order numpy.fft transforms the axes of an FFT/IFFT node in: the last first (fftn,
     # ifftn, rfftn), or the first first (the complex axes of irfftn); ``fft_steps``
     ascending: bool = False
+    # whether the first step reads float16 data (converted to float32 by the namespace):
+    # NumPy computes that step's factor in float16 (``fft_factors``)
+    half: bool = False
 
 
 _SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
@@ -348,7 +351,7 @@ def numpy_fct(norm: str, n: int, inverse: bool, real: Any) -> tuple[float, bool]
 def fft_steps(attrs: Fft) -> list[tuple[int, str, int]]:
     """The one-axis transforms numpy.fft runs for an ``fft`` node, in its order: (position
     among the node's trailing axes, FFT/IFFT/RFFT/IRFFT, length)."""
-    kind, lengths, _, ascending = attrs
+    kind, lengths, _, ascending = attrs[:4]
     k = len(lengths)
     if kind == "RFFT":
         return [(k - 1, "RFFT", lengths[-1])] + [(i, "FFT", lengths[i])
@@ -356,6 +359,14 @@ def fft_steps(attrs: Fft) -> list[tuple[int, str, int]]:
     if kind == "IRFFT":
         return [(i, "IFFT", lengths[i]) for i in range(k - 1)] + [(k - 1, "IRFFT", lengths[-1])]
     return [(i, kind, lengths[i]) for i in (range(k) if ascending else range(k - 1, -1, -1))]
+
+
+def fft_factors(attrs: Fft, real: Any) -> list[tuple[float, bool]]:
+    """``numpy_fct`` of each of ``fft_steps(attrs)`` for data of real dtype ``real``: the first
+    step's in float16 where the node's data was float16 (``Fft.half``)."""
+    return [numpy_fct(attrs.norm, m, k in ("IFFT", "IRFFT"),
+                      dt.float16 if i == 0 and attrs.half else real)
+            for i, (_, k, m) in enumerate(fft_steps(attrs))]
 
 
 def _infer_fft(inputs: tuple, attrs: Fft) -> tuple:
@@ -390,8 +401,8 @@ def _lower_fft(e: Emitter, n: Any, a: list) -> str:
              f"fft_type = #stablehlo<fft_type {kind}>, fft_length = {i64s(lengths)}")
     real = dt.REAL_OF.get(n.dtype, n.dtype)
     scale = 1.0
-    for _, k, m in fft_steps(n.attrs):
-        scale *= numpy_fct(n.attrs.norm, m, k in ("IFFT", "IRFFT"), real)[0]
+    for f, _ in fft_factors(n.attrs, real):
+        scale *= f
     if kind in ("IFFT", "IRFFT"):
         scale *= math.prod(lengths)
     if scale == 1.0:
