@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import graph as _graph
 
-__all__ = ["NotExact", "has_subnormal"]
+__all__ = ["NotExact", "convert_value", "has_subnormal"]
 
 
 class NotExact(Exception):
@@ -42,3 +44,23 @@ _SCAN = (getattr(_graph._graphcore, "has_subnormal", None)  # type: ignore[attr-
 _CHUNK = 1 << 15
 _FIELDS = {8: (np.uint64, np.uint64((1 << 63) - 1), np.uint64((1 << 52) - 1)),
            4: (np.uint32, np.uint32((1 << 31) - 1), np.uint32((1 << 23) - 1))}
+
+
+def convert_value(v: np.ndarray, dst: Any) -> np.ndarray:
+    """``structural.convert``'s value: to bool by ``!= 0``; a float to an integer only inside
+    the integer's range (XLA saturates and zeroes NaN where NumPy's cast is undefined)."""
+    if v.dtype == dst.np:
+        return v
+    if v.dtype.kind == "c" and dst.kind != "c":  # the real part first, as the lowering does
+        v = v.real
+        if v.dtype == dst.np:
+            return v
+    if dst.kind == "b":
+        return v != 0
+    if v.dtype.kind == "f" and dst.kind in "iu":
+        info = np.iinfo(dst.np)
+        with np.errstate(invalid="ignore"):
+            ok = (v > float(info.min) - 1.0) & (v < float(info.max) + 1.0)
+        if not ok.all():  # NaN, infinities and values off the range
+            raise NotExact("float to integer outside the integer's range")
+    return v.astype(dst.np)
