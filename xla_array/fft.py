@@ -36,13 +36,13 @@ from .core import axes as _axes
 from .core import dtypes as dt
 from .core.devices import resolve
 from .core.graph import record
+from .core.ops.linalg import NORM_SWAP
 from .core.ops.structural import OPS, Pad, Slice
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
 
 _NORMS = ("backward", "ortho", "forward")
-_SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
 def _arr(x: Any, fname: str) -> Array:
@@ -168,7 +168,7 @@ def hfft(x: Array, /, *, n: int | None = None, axis: int = -1,
     normalization direction; ``n`` defaults to ``2 * (M - 1)``."""
     half = _arr(x, "hfft").dtype is dt.float16
     x = _complex(x, "hfft")
-    return _irfftn(conj(x), None if n is None else (n,), (axis,), _SWAP[_norm(norm, "hfft")],
+    return _irfftn(conj(x), None if n is None else (n,), (axis,), NORM_SWAP[_norm(norm, "hfft")],
                    half)
 
 
@@ -176,7 +176,7 @@ def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1,
           norm: str = "backward") -> Array:
     """``conj(rfft(x))`` with the opposite normalization direction."""
     return conj(rfftn(x, s=None if n is None else (n,), axes=(axis,),
-                      norm=_SWAP[_norm(norm, "ihfft")]))
+                      norm=NORM_SWAP[_norm(norm, "ihfft")]))
 
 
 # ---------------------------------------------------------------- n-dimensional

@@ -17,6 +17,7 @@ which costs next to nothing per pivot where the loop pays for every step.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, NamedTuple
 
@@ -29,7 +30,7 @@ from .structural import DECOMP, bcast, compare, define, i64s
 
 __all__ = ["LAPACK_DTYPES", "LAPACK_PREFIX", "layout", "char", "infer_permutation", "Lapack",
            "Cholesky", "TriangularSolve", "LuPermutation", "Fft", "lower_lapack_call",
-           "matrix_operands", "numpy_fct", "fft_steps", "fft_factors"]
+           "matrix_operands", "numpy_fct", "fft_steps", "fft_factors", "NORM_SWAP"]
 
 LAPACK_DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 LAPACK_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
@@ -330,16 +331,18 @@ class Fft(NamedTuple):
     half: bool = False
 
 
-_SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
+# the norm of a transform in the opposite direction (numpy.fft's _swap_direction)
+NORM_SWAP = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
+@functools.lru_cache(maxsize=1024)  # (the NumPy-FFT kernel's rule asks at every plan)
 def numpy_fct(norm: str, n: int, inverse: bool, real: Any) -> tuple[float, bool]:
     """NumPy's normalization factor of one transform of length ``n`` along one axis
     (``numpy.fft``'s ``_raw_fft``: the Python int 1, or 1/n or 1/sqrt(n) computed in the real
     dtype ``real``), and whether it is a scalar of that dtype (NumPy then picks its loop of
     that precision; for the int 1 its float64 loop, float32 data included)."""
     if inverse:
-        norm = _SWAP[norm]
+        norm = NORM_SWAP[norm]
     if norm == "backward":
         return 1.0, False
     rd = np.dtype(real.np)
