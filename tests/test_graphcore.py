@@ -280,8 +280,9 @@ def test_the_subnormal_scan_equals_the_python_reference(dtype, monkeypatch):
 
     fin = np.finfo(dtype)
     cases = []
-    for n in (1, 7, 4095, 4096, 4097, 20_000):
-        for at in sorted({0, n // 2, n - 1, min(n - 1, 4096)}):
+    for n in (1, 7, 4095, 4096, 4097, 8191, 8192, 8193, 20_000):
+        for at in sorted({0, n // 2, n - 1, min(n - 1, 4096), min(n - 1, 8191),
+                          min(n - 1, 8192)}):
             for v in (fin.smallest_subnormal, -fin.smallest_subnormal, fin.tiny * 0.5,
                       -fin.tiny * (1 - fin.eps), fin.tiny, -fin.tiny, 0.0, -0.0, np.inf,
                       np.nan):
@@ -298,3 +299,36 @@ def test_the_subnormal_scan_equals_the_python_reference(dtype, monkeypatch):
     assert 0 < sum(truth) < len(truth)  # both kinds are there
     with pytest.raises(TypeError, match="float32 or float64"):
         _graph._graphcore.has_subnormal(np.ones(3, np.int64))
+
+
+@native
+def test_the_aligned_numpy_allocator_keeps_values_and_gives_the_default_back():
+    """``numpy_allocator`` (the first-use tier's NumPy memory): 64-byte aligned blocks of every
+    size; a freed large block is reused (kept in the pool) with its old bytes overwritten where
+    NumPy asks for zeros; a resized array keeps its values; the handler it replaces comes
+    back, and arrays made under it are freed by it later."""
+    from numpy._core import multiarray
+    alloc = _graph._graphcore.numpy_allocator
+    before = multiarray.get_handler_name()
+    prev = alloc(None)
+    try:
+        assert multiarray.get_handler_name() == "xla_array_aligned64"
+        made = [np.empty(n) for n in (0, 1, 3, 100, 8191, 20_000, 300_000)]
+        assert all(a.ctypes.data % 64 == 0 for a in made)
+        for _ in range(3):  # a large block freed, then taken again: zeros stay zeros
+            junk = np.full(20_000, 7.0)
+            del junk
+            z = np.zeros(20_000)
+            assert not z.any()
+            del z
+        r = np.arange(10_000.0)
+        r.resize(200_000, refcheck=False)  # realloc: the first values kept
+        np.testing.assert_array_equal(r[:10_000], np.arange(10_000.0))
+        assert r.ctypes.data % 64 == 0
+        kept = np.arange(50_000.0)
+    finally:
+        assert alloc(prev) is not None
+    assert multiarray.get_handler_name() == before
+    assert multiarray.get_handler_name(kept) == "xla_array_aligned64"
+    np.testing.assert_array_equal(kept, np.arange(50_000.0))
+    del kept, made, r  # (freed by the aligned handler, outside its context)

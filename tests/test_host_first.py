@@ -86,6 +86,40 @@ def test_host_results_are_device_buffers_of_their_own(host_first):
     assert y.device == x.device
 
 
+def test_large_host_results_become_device_buffers_without_a_copy(host_first, monkeypatch):
+    """A host run computes with the graph core's 64-byte aligned NumPy memory: each result of
+    64 KiB or more is its device buffer's memory (XLA aliases it), and NumPy's handler is the
+    default again after the run, a run that falls back to compiling included."""
+    from numpy._core import multiarray
+
+    from xla_array.core import backend, graph
+    if not graph.NATIVE:
+        pytest.skip("the aligned handler is the graph core's (XLA_ARRAY_NATIVE=0)")
+    seen = []
+    real = hosteval.evaluate
+
+    def recording(*args, **kwargs):
+        values = real(*args, **kwargs)
+        seen.extend(values)
+        return values
+
+    monkeypatch.setattr(hosteval, "evaluate", recording)
+    X = np.random.default_rng(3).standard_normal((40, 400 + next(_shapes) % 7))
+    x = xp.asarray(X)
+    y = x * 2.0 - 1.0
+    xp.block_until_ready(y)
+    assert host_first()["host_runs"] == 1
+    assert len(seen) == 1 and seen[0].nbytes >= 1 << 16
+    assert multiarray.get_handler_name(seen[0]) == "xla_array_aligned64"
+    assert backend.to_numpy(y._node.buffer).ctypes.data == seen[0].ctypes.data
+    np.testing.assert_array_equal(np.asarray(y), X * 2.0 - 1.0)
+    assert multiarray.get_handler_name() == "default_allocator"
+    tiny = np.full(x.shape, 1e-310)  # subnormal: the host refuses, the graph compiles
+    np.asarray(xp.asarray(tiny) * 3.0)
+    assert host_first()["compiles"] == 1
+    assert multiarray.get_handler_name() == "default_allocator"
+
+
 def test_the_setting_off_compiles_at_once(metrics):
     x = xp.asarray(np.ones(fresh_rows()))
     with xp.flags.using(host_first=False):

@@ -360,12 +360,12 @@ def _run_on_host(key: Any, order: list[Node], rules: list, bufs: list[Node],
     computing nothing, where they cannot promise the compiled bits."""
     t0 = time.perf_counter()
     try:
-        values = hosteval.evaluate(order, rules, bufs, scalars, outs)
+        values = hosteval.evaluate(order, rules, bufs, scalars, outs, owned=True)
     except (hosteval.NotExact, MemoryError) as why:
         log.debug("xla_array: compiling the graph recorded at %s (%s)", _where_text(order), why)
         hosteval.spent(key, math.inf)
         return False
-    results = [device._put(hosteval.owned_copy(v), owned=True) for v in values]
+    results = [device._put(v, owned=True) for v in values]
     for r in results:  # (values the host computed were scanned for subnormals)
         hosteval.mark_clean(r)
     seconds = time.perf_counter() - t0

@@ -38,6 +38,7 @@ import numpy as np
 
 from . import backend as _backend
 from . import flags as _flags
+from . import graph as _graph
 from . import metrics as _metrics
 from . import registry, rewrite
 from .devices import Device
@@ -305,12 +306,33 @@ def _leaf_value(buf: Any) -> np.ndarray:
 
 
 def evaluate(order: list[Node], rules: list, bufs: list[Node], scalars: list[Node],
-             outs: list[Node], checks: bool = True) -> list[np.ndarray]:
+             outs: list[Node], checks: bool = True, owned: bool = False) -> list[np.ndarray]:
     """The values of ``outs``, computed with the host rules ``eligible`` found for the nodes of
     ``order``; NotExact where a rule or a
     subnormal value cannot promise the compiled bits. ``checks``: run the run-time checks of
     the outputs that have one (``OpDef.check``: IndexError for out-of-bounds indices), as
-    the executor does after a compiled run."""
+    the executor does after a compiled run. ``owned``: each value a C-ordered array owning
+    its memory (``owned_copy``), for a device buffer to alias.
+
+    NumPy allocates with the graph core's 64-byte aligned handler meanwhile (``graphcore.c``,
+    ``numpy_allocator``): XLA aliases host memory only at that alignment, so the results
+    become device buffers without a copy and the NumPy-loop kernel's operands need none."""
+    alloc = _ALLOCATOR
+    prev = alloc(None) if alloc is not None else None
+    try:
+        values = _evaluate(order, rules, bufs, scalars, outs, checks)
+        return [owned_copy(v) for v in values] if owned else values
+    finally:
+        if alloc is not None and prev is not None:
+            alloc(prev)
+
+
+_ALLOCATOR = (getattr(_graph._graphcore, "numpy_allocator", None)  # type: ignore[attr-defined]
+              if _graph.NATIVE else None)
+
+
+def _evaluate(order: list[Node], rules: list, bufs: list[Node], scalars: list[Node],
+              outs: list[Node], checks: bool) -> list[np.ndarray]:
     # every float value is looked at once for subnormals: the leaves here, each computed result
     # below (an op that only moves values makes none)
     env: dict[Node, Any] = {}

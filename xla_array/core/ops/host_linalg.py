@@ -108,25 +108,29 @@ def _syevd(f: Any, p: str, cfg: dict, vals: list, outs: tuple) -> tuple:
 
 def _gesdd(f: Any, p: str, cfg: dict, vals: list, outs: tuple) -> tuple:
     a = vals[0]
-    x, s, u, vt, info = (np.zeros(sh, d.np) for sh, d in outs)
     *batch, m, n = a.shape
     mode = cfg["mode"]
     uv, full = mode != "N", mode == "A"
     lwork = _lwork(getattr(f, p + "gesdd_lwork"), m, n, compute_uv=int(uv),
                    full_matrices=int(full))
     gesdd = getattr(f, p + "gesdd")
+    parts: tuple | None = None  # (made once needed: one matrix's results are LAPACK's own)
     for i in _each(tuple(batch)):
         ai = _fortran(a[i])
         ui, si, vti, inf = gesdd(ai, compute_uv=int(uv), full_matrices=int(full), lwork=lwork,
                                  overwrite_a=True)
-        if not batch:  # one matrix: LAPACK's own (Fortran-ordered) arrays
-            direct = _direct((ai, si, ui if uv else u, vti if uv else vt, inf), outs)
-            if direct is not None:
-                return direct
+        if parts is None:
+            if not batch and uv:  # one matrix: LAPACK's own (Fortran-ordered) arrays
+                direct = _direct((ai, si, ui, vti, inf), outs)
+                if direct is not None:
+                    return direct
+            parts = tuple(np.zeros(sh, d.np) for sh, d in outs)
+        x, s, u, vt, info = parts
         x[i], s[i], info[i] = ai, si, inf
         if uv:
             u[i], vt[i] = ui, vti
-    return x, s, u, vt, info
+    # (an empty batch: zeros)
+    return parts if parts is not None else tuple(np.zeros(sh, d.np) for sh, d in outs)
 
 
 def _geqrf(f: Any, p: str, cfg: dict, vals: list, outs: tuple) -> tuple:
