@@ -47,7 +47,10 @@ class BackendError(RuntimeError):
 _XLA_ERRORS = (xc.XlaRuntimeError,)  # jaxlib's JaxRuntimeError is the same class
 _SEM = xc.HostBufferSemantics
 _BIG_COPY = 1 << 24  # bytes: above this, copying into an aligned buffer beats XLA's own copy
-_MIN_ALIAS = 1 << 16  # bytes: below this, checking alignment costs more than zero copy saves
+# bytes: an owned array of this size or more at 64-byte alignment is aliased, not copied (the
+# first-use tier's results, made at that alignment: beside spinning BLAS threads a copying put
+# of 128 bytes took 15 us, an aliasing one 12; a put of 80 KB 19 against 10)
+_MIN_ALIAS = 1
 
 # --- version shims ----------------------------------------------------------------------------
 # 0.10.x: array_result_handler must get _skip_checks=True, or it calls into jax's Python code.
@@ -198,7 +201,7 @@ def put(x: np.ndarray, device: Any, *, owned: bool = False) -> Any:
     """Copy a C-contiguous numpy array (any supported dtype, 0-d included) to ``device``.
 
     ``owned=True`` means the library owns ``x`` and never writes it: on CPU, a 64-byte aligned
-    ``x`` of 64 KiB or more is then aliased (zero copy) and kept alive by the buffer. Otherwise
+    ``x`` is then aliased (zero copy) and kept alive by the buffer. Otherwise
     the data is copied (into an aligned buffer that is then aliased, from 16 MiB up).
     """
     if type(x) is not np.ndarray:
