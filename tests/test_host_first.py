@@ -120,6 +120,40 @@ def test_large_host_results_become_device_buffers_without_a_copy(host_first, mon
     assert multiarray.get_handler_name() == "default_allocator"
 
 
+def test_a_structure_run_again_on_the_host_takes_its_rules_from_the_first_run(metrics,
+                                                                              monkeypatch):
+    """``hosteval.eligible`` keeps a structure's host rules (its kernels' operands by
+    position): later runs of the structure compute with their own operands, and a changed
+    setting makes the rules be found anew."""
+    found = []
+    real = hosteval._rules
+
+    def counting(order, device, max_bytes):
+        if max_bytes is not None:  # (``exact``, asked when a graph compiles, has none)
+            found.append(1)
+        return real(order, device, max_bytes)
+
+    monkeypatch.setattr(hosteval, "_rules", counting)
+    rng = np.random.default_rng(5)
+    n = 40 + next(_shapes) % 5
+
+    def f(a, b):  # a matrix product and exp: two kernels, operands in a given order
+        return xp.exp(a @ b - 1.0) + xp.sum(b)
+
+    with xp.flags.using(host_first=True, host_first_budget=3600.0):
+        for _ in range(3):
+            A, B = rng.standard_normal((n, 3)), rng.standard_normal((3, n))
+            got = np.asarray(f(xp.asarray(A), xp.asarray(B)))
+            np.testing.assert_allclose(got, np.exp(A @ B - 1.0) + B.sum(), rtol=1e-13)
+        assert metrics()["host_runs"] == 3 and len(found) == 1
+        with xp.flags.using(ufunc=False):  # XLA's exp: no host rule, the graph compiles
+            np.asarray(f(xp.asarray(A), xp.asarray(B)))
+        assert len(found) == 2 and metrics()["compiles"] == 1
+        got = np.asarray(f(xp.asarray(B.T), xp.asarray(A.T)))
+        np.testing.assert_allclose(got, np.exp(B.T @ A.T - 1.0) + A.sum(), rtol=1e-13)
+        assert len(found) == 3 and metrics()["host_runs"] == 4
+
+
 def test_the_setting_off_compiles_at_once(metrics):
     x = xp.asarray(np.ones(fresh_rows()))
     with xp.flags.using(host_first=False):

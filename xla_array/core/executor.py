@@ -259,7 +259,8 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     compiled = executables.get(key)
     host_first = _flags._values["host_first"]
     first = compiled is None and host_first is True
-    rules = hosteval.eligible(order, device) if first or host_first == "check" else None
+    rules = (hosteval.eligible(order, device, key, bufs, scalars)
+             if first or host_first == "check" else None)
     if first and rules is not None and (hosteval.host_turn(key) or key in _BEHIND) and \
             _run_on_host(key, order, rules, bufs, scalars, outs, device, cause, where):
         return

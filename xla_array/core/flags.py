@@ -161,6 +161,16 @@ def on_change(name: str, fn: Any) -> None:
     _watchers.setdefault(name, []).append(fn)
 
 
+# counts the changes of any setting (``set``): what is derived from the settings and cached
+# (``hosteval``'s host rules of a graph structure) is valid for one generation
+_generation = [0]
+
+
+def generation() -> int:
+    """A number that changes whenever ``set`` changes a setting."""
+    return _generation[0]
+
+
 def set(**kwargs: Any) -> None:
     """Change settings for the rest of the process."""
     changed = []
@@ -171,6 +181,8 @@ def set(**kwargs: Any) -> None:
             if _values[k] != v:
                 changed.append(k)
             _values[k] = v
+        if changed:
+            _generation[0] += 1
     for k in changed:
         for fn in _watchers.get(k, ()):
             fn()

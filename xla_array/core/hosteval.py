@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import math
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -90,14 +91,74 @@ def spent(key: Any, seconds: float) -> None:
 MAX_BYTES = 1 << 24
 
 
-def eligible(order: list[Node], device: Any) -> list | None:
+def eligible(order: list[Node], device: Any, key: Any = None, bufs: Sequence[Node] = (),
+             scalars: Sequence[Node] = ()) -> list | None:
     """The host rule of each node of the graph ``order`` (``evaluate`` takes them), or None
     where the graph may not run on the host: it may when the setting is on (and ``fast_math``
     off), ``device`` is a local CPU device, every op has a host rule, every value a dtype the
-    rules cover and at most ``MAX_BYTES``."""
+    rules cover and at most ``MAX_BYTES``.
+
+    With the graph's structural ``key`` (and its leaves ``bufs``, ``scalars``), the answer is
+    kept per structure for as long as no setting and no kernel in use changes
+    (``flags.generation``, ``rewrite.rules``): a structure
+    run again on the host takes its rules from there, its kernels' operands found by position
+    (finding each node's rule anew took 60-90 us per graph of scikit-learn's fits)."""
     if not _flags._values["host_first"]:
         return None
-    return _rules(order, device, MAX_BYTES)
+    if key is None:
+        return _rules(order, device, MAX_BYTES)
+    gen = _flags.generation()
+    found = _kernels()  # (the same object while the kernels in use stay the same)
+    hit = _TEMPLATES.get(key)
+    if hit is not None and hit[0] == gen and hit[1] is found:
+        if hit[2] is not _UNKNOWN:
+            return _from_template(hit[2], order, bufs, scalars)
+        return _rules(order, device, MAX_BYTES)
+    rules = _rules(order, device, MAX_BYTES)
+    if len(_TEMPLATES) >= _TEMPLATES_MAX:
+        for k in list(_TEMPLATES)[:_TEMPLATES_MAX // 2]:
+            del _TEMPLATES[k]
+    _TEMPLATES[key] = (gen, found, _template(rules, order, bufs, scalars))
+    return rules
+
+
+# structural key -> (settings generation, kernels in use, template: None where the host may
+# not run the graph, else per node (rule, kernel's attrs, its operands' positions) or (rule,
+# None, None)); a position is (0, i) in the order, (1, i) in the buffer leaves, (2, i) in the
+# scalar leaves
+_TEMPLATES: dict[Any, tuple[int, Any, Any]] = {}
+_TEMPLATES_MAX = 2048
+_UNKNOWN = object()  # (a kernel operand outside the graph's lists: no template)
+
+
+def _template(rules: list | None, order: list[Node], bufs: Sequence[Node],
+              scalars: Sequence[Node]) -> Any:
+    if rules is None:
+        return None
+    where: dict[int, tuple[int, int]] = {}
+    for j, nodes in enumerate((order, bufs, scalars)):
+        for i, n in enumerate(nodes):
+            where[id(n)] = (j, i)
+    out: list[tuple] = []
+    for rule, kernel in rules:
+        if kernel is None:
+            out.append((rule, None, None))
+            continue
+        pos = tuple(where.get(id(x), _UNKNOWN) for x in kernel[0])
+        if _UNKNOWN in pos:
+            return _UNKNOWN
+        out.append((rule, kernel[1], pos))
+    return out
+
+
+def _from_template(template: Any, order: list[Node], bufs: Sequence[Node],
+                   scalars: Sequence[Node]) -> list | None:
+    if template is None:
+        return None
+    lists = (order, bufs, scalars)
+    return [(rule, None) if pos is None else
+            (rule, (tuple([lists[j][i] for j, i in pos]), attrs))
+            for rule, attrs, pos in template]
 
 
 def exact(order: list[Node], device: Any) -> bool:
