@@ -125,6 +125,9 @@ def test_a_structure_run_again_on_the_host_takes_its_rules_from_the_first_run(me
     """``hosteval.eligible`` keeps a structure's host rules (its kernels' operands by
     position): later runs of the structure compute with their own operands, and a changed
     setting makes the rules be found anew."""
+    from xla_array.kernels import blas, ufunc
+    if not (blas.available() and ufunc.available()):
+        pytest.skip("no native kernels: the product and exp compile (no host rule)")
     found = []
     real = hosteval._rules
 
