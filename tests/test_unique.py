@@ -190,3 +190,47 @@ def test_one_graph_per_class_mask() -> None:
     sizes = [int(xp.sum(inv == i)) for i in range(classes.shape[0])]
     assert sum(sizes) == 1009
     assert xp.debug.metrics()["cache_misses"] == 1
+
+
+def test_the_results_over_one_materialized_array_are_kept_with_its_buffer(metrics):
+    """A library asking for unique values, counts, inverse and all of one array gets the first
+    call's results (``sets._MEMO``): the two graphs run once, each call's Arrays are its own
+    (writing to one changes no later result), and the entry goes with the array's buffer."""
+    y = np.array([3, 1, 2, 3, 1, 7, 2, 3])
+    x = xp.asarray(y)
+    xp.block_until_ready(x)
+    m = metrics
+    ref = np.unique(y, return_index=True, return_inverse=True, return_counts=True)
+    v = xp.unique_values(x)
+    runs = m()["host_runs"] + m()["executions"]
+    assert runs == 2
+    np.testing.assert_array_equal(np.asarray(v), ref[0])
+    v[0] = 100  # the caller's own Array
+    for _ in range(2):
+        c = xp.unique_counts(x)
+        i = xp.unique_inverse(x)
+        a = xp.unique_all(x)
+        np.testing.assert_array_equal(np.asarray(c.values), ref[0])
+        np.testing.assert_array_equal(np.asarray(c.counts), ref[3])
+        np.testing.assert_array_equal(np.asarray(i.inverse_indices), ref[2])
+        np.testing.assert_array_equal(np.asarray(a.indices), ref[1])
+        np.testing.assert_array_equal(np.asarray(xp.unique_values(x)), ref[0])
+    assert m()["host_runs"] + m()["executions"] == runs
+    key = (id(x._node.buffer), x.shape, x.dtype)
+    assert key in _sets._MEMO
+    x2 = xp.asarray(y + 1)  # another buffer: its own graphs
+    np.testing.assert_array_equal(np.asarray(xp.unique_values(x2)), ref[0] + 1)
+    assert m()["host_runs"] + m()["executions"] == runs + 2
+    del x, v, c, i, a
+    assert key not in _sets._MEMO
+
+
+def test_a_kept_result_whose_buffer_was_deleted_is_computed_again(metrics):
+    x = xp.asarray(np.array([5.0, -1.0, 5.0, 2.0]))
+    xp.block_until_ready(x)
+    first = xp.unique_counts(x)
+    first.values._node.buffer.delete()  # (as a donation into another graph would)
+    again = xp.unique_counts(x)
+    np.testing.assert_array_equal(np.asarray(again.values), [-1.0, 2.0, 5.0])
+    np.testing.assert_array_equal(np.asarray(again.counts), [1, 1, 2])
+    assert metrics()["host_runs"] + metrics()["executions"] == 4
