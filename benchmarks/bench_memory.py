@@ -2,7 +2,8 @@
 """Peak memory of each benchmark workload: xla_array against NumPy.
 
 Each (workload, contender) runs in its own process: inputs are made and moved to the
-contender, the workload runs once (for xla_array this compiles), then the kernel's peak-RSS
+contender, the workload runs once (for xla_array this compiles: the first-use tier is off
+unless ``XLA_ARRAY_HOST_FIRST`` is set), then the kernel's peak-RSS
 counter is reset (``/proc/self/clear_refs``) and the workload runs again; the figure is the
 peak resident memory of that second run above the resident memory just before it. So it counts
 temporaries and the result, not the inputs, imports or compilation. Children run with a fixed
@@ -136,9 +137,13 @@ def main() -> None:
     only = {s for s in a.only.split(",") if s}
     rows = []
     # a fixed mmap threshold: glibc then returns every large block to the system when it is
-    # freed (its adaptive threshold would keep the warm-up's blocks resident and hide peaks)
+    # freed (its adaptive threshold would keep the warm-up's blocks resident and hide peaks);
+    # the first-use tier off, so the warm-up compiles and the measured run is the compiled
+    # graph's steady state (with it on, a graph of values up to 16 MiB could still be running
+    # with NumPy on the host then, its temporaries NumPy's, from the tier's reused blocks)
     env = dict(os.environ, XLA_ARRAY_CACHE_DIR=os.environ.get("XLA_ARRAY_CACHE_DIR", "off"),
-               MALLOC_MMAP_THRESHOLD_="131072")
+               MALLOC_MMAP_THRESHOLD_="131072",
+               XLA_ARRAY_HOST_FIRST=os.environ.get("XLA_ARRAY_HOST_FIRST", "0"))
     print("| # | workload | size | NumPy peak MiB | xla_array peak MiB | xla / NumPy |")
     print("|---|---|---|---:|---:|---:|")
     for wl in _all(a.quick):
