@@ -47,10 +47,6 @@ class BackendError(RuntimeError):
 _XLA_ERRORS = (xc.XlaRuntimeError,)  # jaxlib's JaxRuntimeError is the same class
 _SEM = xc.HostBufferSemantics
 _BIG_COPY = 1 << 24  # bytes: above this, copying into an aligned buffer beats XLA's own copy
-# bytes: an owned array of this size or more at 64-byte alignment is aliased, not copied (the
-# first-use tier's results, made at that alignment: beside spinning BLAS threads a copying put
-# of 128 bytes took 15 us, an aliasing one 12; a put of 80 KB 19 against 10)
-_MIN_ALIAS = 1
 
 # --- version shims ----------------------------------------------------------------------------
 # 0.10.x: array_result_handler must get _skip_checks=True, or it calls into jax's Python code.
@@ -214,7 +210,7 @@ def put(x: np.ndarray, device: Any, *, owned: bool = False) -> Any:
     if device.platform != "cpu":
         sem = _SEM.IMMUTABLE_UNTIL_TRANSFER_COMPLETES if owned else _SEM.IMMUTABLE_ONLY_DURING_CALL
     elif x.dtype in _PLAIN:
-        if owned and x.nbytes >= _MIN_ALIAS and x.ctypes.data % 64 == 0:
+        if owned and x.nbytes and x.ctypes.data % 64 == 0:  # (performance.md: any size)
             sem = _SEM.ZERO_COPY
         elif x.nbytes >= _BIG_COPY:
             x, sem = _aligned_copy(x), _SEM.ZERO_COPY
