@@ -71,6 +71,71 @@ def test_a_structure_compiles_once_its_host_runs_took_the_budget(metrics):
     assert (m["host_runs"], m["compiles"], m["cache_hits"]) == (4, 1, 1)
 
 
+def test_the_automatic_budget_rents_until_the_expected_compile():
+    floor = hosteval.FLOOR
+    asked = []
+
+    def cost(seconds):
+        def f():
+            asked.append(seconds)
+            return seconds
+        return f
+
+    with xp.flags.using(host_first_budget="auto"):
+        key = ("budget", fresh_rows())
+        assert hosteval.host_turn(key, cost(3 * floor))      # first sight
+        hosteval.spent(key, 0.6 * floor)
+        assert hosteval.host_turn(key, cost(3 * floor)) and asked == []  # under the floor
+        hosteval.spent(key, 0.6 * floor)
+        assert hosteval.host_turn(key, cost(3 * floor)) and asked == [3 * floor]
+        hosteval.spent(key, 1.5 * floor)
+        assert hosteval.host_turn(key, cost(3 * floor))
+        hosteval.spent(key, 0.5 * floor)
+        assert not hosteval.host_turn(key, cost(0.0))        # spent its compile
+        assert asked == [3 * floor]                          # the cost asked once
+        held = ("budget", fresh_rows())                      # on disk: a load, at the floor
+        hosteval.host_turn(held, cost(0.0))
+        hosteval.spent(held, 1.2 * floor)
+        assert not hosteval.host_turn(held, cost(0.0))
+    with xp.flags.using(host_first_budget=2 * floor):        # a number: that budget
+        fixed = ("budget", fresh_rows())
+        hosteval.host_turn(fixed, cost(10.0))
+        hosteval.spent(fixed, 1.5 * floor)
+        assert hosteval.host_turn(fixed, cost(10.0))
+        hosteval.spent(fixed, floor)
+        assert not hosteval.host_turn(fixed, cost(10.0))
+    assert asked == [3 * floor, 0.0]
+
+
+def test_the_compile_estimate_grows_with_the_graph_and_follows_the_process(monkeypatch):
+    from xla_array.core import compiling
+    monkeypatch.setattr(compiling, "_SCALE", [0.0])
+    small, large = compiling.compile_estimate(3), compiling.compile_estimate(300)
+    assert 0.01 < small < large < 2.0
+    for _ in range(30):  # a machine that compiles 4x slower than the prior's
+        compiling._observe(10, 4 * compiling.compile_estimate(10) / np.exp(
+            compiling._SCALE[0]))
+    assert compiling.compile_estimate(3) == pytest.approx(4 * small, rel=0.01)
+
+
+def test_the_expected_cost_of_an_executable_the_disk_cache_holds_is_a_load(tmp_path):
+    from xla_array.core import compiling
+    from xla_array.core.graph import plan_graph
+    x = xp.asarray(np.ones(fresh_rows()))
+
+    def expected_cost():
+        node = (xp.tanh(x) * 3.0 - 1.0)._node
+        order, _bufs, _scalars, _outs, struct = plan_graph([node])
+        return (compiling.acquire_estimate((node.device, struct), order, node.device),
+                compiling.compile_estimate(len(order)))
+
+    with xp.flags.using(cache_dir=str(tmp_path / "cache"), host_first=False):
+        cost, compile_cost = expected_cost()
+        assert cost == compile_cost > 0
+        np.asarray(xp.tanh(x) * 3.0 - 1.0)  # compiled, and stored on disk
+        assert expected_cost()[0] == 0.0
+
+
 def test_host_results_are_device_buffers_of_their_own(host_first):
     from xla_array.core import backend
     X = np.arange(12.0 * fresh_rows()[1]).reshape(-1, 4)

@@ -133,6 +133,12 @@ class DiskCache:
     def digest(text: str) -> str:
         return hashlib.sha256(text.encode()).hexdigest()
 
+    def has(self, text: str) -> bool:
+        """Whether an entry is stored under the key ``text`` (not read: ``load`` checks it)."""
+        d = self.folder()
+        return d is not None and os.path.exists(
+            os.path.join(d, self.digest(text)[:40] + ".xla"))
+
     def load(self, text: str) -> tuple[bytes, dict] | None:
         """The payload and header stored under the key ``text``, or None."""
         d = self.folder()

@@ -11,6 +11,7 @@ decides when to compile and runs what this module returns; ``_lock`` is the exec
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import threading
@@ -196,6 +197,36 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
     return Compiled(exe, text, key, t2 - t1, t1 - t0, pack, fast)
 
 
+# What a compile is expected to take, lowering included (the automatic host_first_budget,
+# ``hosteval.host_turn``): PRIOR_SECONDS * (ops + 1) ** PRIOR_POWER, the least-squares fit in
+# log space of the 74 compiles of bench_first_use's session and scikit-learn fits (1-421 ops,
+# 9-623 ms; 2-core VM, jaxlib 0.10.2 and 0.12 alike; 80% of them within 0.5-1.7x of it), times
+# this process's own scale: a running geometric mean of its compiles' ratios to the fit
+PRIOR_SECONDS = 0.02
+PRIOR_POWER = 0.55
+_SCALE = [0.0]  # log of the process's scale
+
+
+def compile_estimate(ops: int) -> float:
+    """The seconds a graph of ``ops`` nodes is expected to take to lower and compile."""
+    return PRIOR_SECONDS * (ops + 1) ** PRIOR_POWER * math.exp(_SCALE[0])
+
+
+def _observe(ops: int, seconds: float) -> None:
+    ratio = seconds / (PRIOR_SECONDS * (ops + 1) ** PRIOR_POWER)
+    _SCALE[0] = 0.75 * _SCALE[0] + 0.25 * math.log(min(max(ratio, 0.125), 8.0))
+
+
+def acquire_estimate(key: Any, order: list, device: Any) -> float:
+    """The seconds the executable of graph ``order`` (structural ``key``) is expected to take
+    to get: 0 where the disk cache holds it (a load: milliseconds), else its compile's."""
+    if disk.folder():
+        options = _graph_options(order, device)
+        if disk.has(disk.key_text(key, _disk_context(options))):
+            return 0.0
+    return compile_estimate(len(order))
+
+
 def _check_limit(key: Any) -> None:
     """Raise CompileError once ``max_compiles`` compiles happened (before another)."""
     limit = int(_flags.get("max_compiles"))
@@ -210,6 +241,7 @@ def _compiled(key: Any, text: str, ops: int, where: str, lowered: float, seconds
     ``fast_compiles`` or ``compiles_behind``), ``dump_dir``, ``log_compiles``, the
     ``on_compile`` event."""
     _metrics.count("compiles")
+    _observe(ops, lowered + seconds)
     if kind is not None:
         _metrics.count(kind)
     _metrics.add_time("compile_seconds", seconds)

@@ -31,6 +31,7 @@ from .compiling import (
     _lock,
     _tier_up,
     _where_text,
+    acquire_estimate,
     backend_failure,
     compile_graph,
     custom_targets,
@@ -261,7 +262,9 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     first = compiled is None and host_first is True
     rules = (hosteval.eligible(order, device, key, bufs, scalars)
              if first or host_first == "check" else None)
-    if first and rules is not None and (hosteval.host_turn(key) or key in _BEHIND) and \
+    if first and rules is not None and (
+            hosteval.host_turn(key, lambda: acquire_estimate(key, order, device))
+            or key in _BEHIND) and \
             _run_on_host(key, order, rules, bufs, scalars, outs, device, cause, where):
         return
     # the check mode: the host's values (before the run: it may take donated buffers)

@@ -32,6 +32,10 @@ def _auto(s: str) -> bool | str:
     return "auto" if s.strip().lower() == "auto" else _bool(s)
 
 
+def _budget(s: str) -> float | str:
+    return "auto" if s.strip().lower() in ("", "auto") else float(s)
+
+
 def _opt_str(s: str) -> str | None:
     return s or None
 
@@ -80,9 +84,11 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                                       "op bit for bit as the compiled graph (CPU; the second "
                                       "time it compiles); 'check': compile every graph, and "
                                       "compare each run's bits with the host's"),
-    "host_first_budget": (0.05, float, "seconds the host runs of one graph structure may take "
-                                       "before it compiles (0: it compiles the second time "
-                                       "it is seen)"),
+    "host_first_budget": ("auto", _budget, "seconds the host runs of one graph structure may "
+                                           "take before it compiles (0: it compiles the second "
+                                           "time it is seen); auto: what its compile is "
+                                           "expected to take, at least 0.05 (0.05 where the "
+                                           "disk cache holds its executable)"),
     "compile_behind": ("auto", _auto, "once a graph's host runs have taken host_first_budget, "
                                       "compile it on a background thread while the host goes "
                                       "on running it, and use the executable once it is ready "

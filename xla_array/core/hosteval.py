@@ -9,10 +9,13 @@ rules of the native kernels that will replace ops when the graph is lowered, ``K
 matrix products and transcendental functions through the very C functions the compiled graph
 calls) is evaluated op by op with NumPy on the buffers' host memory, and its results are
 written back as device buffers. Each
-structure's host runs are timed: once they have taken ``host_first_budget`` seconds (50 ms, about
-what the cheapest compiles cost: the rent-or-buy rule, never more than twice the better choice
-made in hindsight), the structure compiles and every later run uses the executable. A loop over
-large values compiles after a few iterations; a small graph run now and then never does.
+structure's host runs are timed: once they have taken what its compile is expected to take
+(``host_turn``: at least 50 ms, about what the cheapest compiles cost; past that
+``compiling.acquire_estimate``, a fit of compile seconds to the graph's size that this
+process's compiles rescale, or nothing where the disk cache holds the executable), the
+structure compiles and every later run uses the executable: the rent-or-buy rule, never more
+than twice the better choice made in hindsight. A loop over large values compiles after a few
+iterations; a small graph run now and then never does.
 
 Bits: the results are the compiled graph's, NaN payloads aside. Rules exist only for ops whose
 lowering rounds as NumPy does; a rule raises ``NotExact`` for values where it cannot promise
@@ -32,7 +35,7 @@ from __future__ import annotations
 import logging
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,24 +57,42 @@ __all__ = ["host_turn", "refused", "spent", "eligible", "exact", "held_first", "
 log = logging.getLogger("xla_array")
 
 # structural keys the host has computed -> seconds spent on them (bounded: the oldest half goes
-# when full). A key whose host runs have taken ``host_first_budget`` seconds compiles.
+# when full). A key whose host runs have taken its budget compiles (``host_turn``).
 _SPENT: dict[Any, float] = {}
 _SPENT_MAX = 4096  # (a key holds the whole structure: a big graph's is large)
+# the automatic budget: at least FLOOR seconds (about what the cheapest compiles cost), then
+# up to the compile a key is expected to take (``_LIMITS``, set once its runs reach FLOOR)
+FLOOR = 0.05
+_LIMITS: dict[Any, float] = {}
 
 
-def host_turn(key: Any) -> bool:
+def host_turn(key: Any, cost: Callable[[], float]) -> bool:
     """Whether the graph of ``key`` (not compiled in this process) should run on the host:
-    its host runs so far have taken less than the ``host_first_budget`` setting. Called under
-    the executor's lock."""
+    its host runs so far have taken less than its budget. The ``host_first_budget`` setting
+    is that budget, or with ``auto``: ``FLOOR`` seconds, and past them ``cost()``, the
+    seconds its executable is expected to take to compile (0 where the disk cache holds it),
+    asked once. That is the rent-or-buy rule (ski rental): compiling once the host runs have
+    cost what the compile would, a structure costs at most twice what the better choice made
+    in hindsight would have, whether it runs a few more times or forever (a fixed 50 ms made
+    a 50-op graph of LinearDiscriminantAnalysis compile for 290 ms after 5 fits whose host
+    runs took 12 ms each). Called under the executor's lock."""
     spent = _SPENT.get(key)
     if spent is None:
         if len(_SPENT) >= _SPENT_MAX:
             for k in list(_SPENT)[:_SPENT_MAX // 2]:
                 del _SPENT[k]
+                _LIMITS.pop(k, None)
         _SPENT[key] = 0.0
         return True
     budget = _flags._values["host_first_budget"]
-    return spent < budget if budget > 0 else False
+    if budget != "auto":
+        return spent < budget if budget > 0 else False
+    if spent < FLOOR:
+        return True
+    limit = _LIMITS.get(key)
+    if limit is None:
+        limit = _LIMITS[key] = cost()
+    return spent < limit
 
 
 def refused(key: Any) -> bool:
