@@ -4,6 +4,7 @@ values against NumPy with and without the kernels, and a process where they are 
 (``XLA_ARRAY_NATIVE=0``, as where the package was built without a C compiler). Runs with or
 without the built libraries (``.ci/run`` runs it both ways)."""
 
+import itertools
 import os
 import re
 import subprocess
@@ -345,6 +346,54 @@ def test_column_sums_add_rows_in_order_with_the_kernel(dtype, monkeypatch):
             else:
                 np.testing.assert_allclose(np.asarray(got), np.sum(x, axis=axis), rtol=1e-5)
     executables.clear()
+
+
+@pytest.mark.skipif(not pairwise.available(), reason="pairwise-sum kernels not built")
+def test_the_sum_kernels_host_rule_is_numpys_add_reduce_bit_for_bit():
+    """The first-use tier's rule for the sums the kernels compute (``pairwise.host``): their
+    own loops for row sums over trailing axes and rows added in order over leading ones,
+    NumPy's ``add.reduce`` for the rest; zeros of both signs and values across 24 binades."""
+    rng = np.random.default_rng(9)
+    shapes = [(10000, 3), (3300, 16), (17, 5), (20, 1, 3), (4, 5, 6), (300, 7, 2), (129, 3),
+              (1000,), (5, 200), (64, 129), (1, 1), (40, 1)]
+    looped = 0
+    for shape in shapes:
+        for k in range(1, len(shape) + 1):
+            for axes in itertools.combinations(range(len(shape)), k):
+                for dtype in (np.float64, np.float32, np.complex128, np.complex64):
+                    x = rng.standard_normal(shape) * np.exp(rng.uniform(-12, 12, shape))
+                    if np.dtype(dtype).kind == "c":
+                        x = x - 1j * x[::-1]
+                    x = x.astype(dtype)
+                    x.flat[::7] = -0.0
+                    node = xp.sum(xp.asarray(x), axis=axes)._node
+                    want = np.asarray(np.add.reduce(x, axis=axes)).reshape(node.shape)
+                    got = pairwise.host(node, [x], node.attrs)
+                    assert got.tobytes() == want.tobytes(), (shape, axes, dtype)
+                    m, r = sum_plan(shape, axes)
+                    looped += bool(m and r == 1) or (not m and r > 1)
+    assert looped > 100
+    x = np.full((40, 3), -0.0)  # the identity 0.0 added after the rows
+    node = xp.sum(xp.asarray(x), axis=0)._node
+    assert pairwise.host(node, [x], node.attrs).tobytes() == np.zeros(3).tobytes()
+
+
+@pytest.mark.skipif(not pairwise.available(), reason="pairwise-sum kernels not built")
+def test_the_host_tier_takes_the_sum_kernels_loops_where_they_are_faster():
+    from xla_array.core import hosteval
+    X = np.random.default_rng(10).standard_normal((300, 16))
+    x = xp.asarray(X)
+    found = rewrite.rules()
+    cases = [(xp.sum(x, axis=1), X.sum(axis=1), True),             # rows of 16: their loop
+             (xp.sum(x, axis=0), X.sum(axis=0), True),             # 300 rows in order
+             (xp.sum(x[:, :3], axis=1), X[:, :3].sum(axis=1), False),  # short rows: vectors
+             (xp.sum(x[:10], axis=0), X[:10].sum(axis=0), False),  # 10 rows: XLA's adds
+             (xp.max(x, axis=1), X.max(axis=1), False)]
+    with xp.flags.using(host_first=True):
+        for a, want, kernel in cases:
+            rule, _ = hosteval._rule(a._node, found)
+            assert (rule is pairwise.host) == kernel, (a.shape, kernel)
+            assert np.asarray(a).tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -338,10 +338,15 @@ def _kernels() -> dict:
 def _rule(n: Node, found: dict) -> tuple[Any, Any]:
     """(host rule, (inputs, attrs) or None) of node ``n`` as it will be lowered: the rule of
     the kernel that replaces it, when that kernel has one (``Kernel.host``, called with the
-    rewrite's inputs and attrs), else the op's own (None: no rule)."""
+    rewrite's inputs and attrs), else that of a kernel computing such nodes faster on the
+    host (``Kernel.host_also``: the pairwise-sum kernels' loops for float sums), else the op's
+    own (None: no rule)."""
     hit = rewrite.match(n, found)
     if hit is not None and hit[0].host is not None:
         return hit[0].host, hit[1]
+    for k in found.get(n.op.name, ()):
+        if k.host_also is not None and k.host_also(n):
+            return k.host, (n.inputs, n.attrs)
     return n.op.host, None
 
 

@@ -53,6 +53,9 @@ class Kernel:
     error: Callable[[], str]  # why not, when not
     flag: str | None = None  # the setting that turns it off (``XLA_ARRAY_<FLAG>=0``)
     host: Callable[[Any, list, Any], Any] | None = None  # (node, values, attrs) -> ndarray
+    # node of an op in ``replaces`` that ``rule`` does not take -> whether ``host`` computes
+    # it too, from the node's own inputs and attrs (the op's own rule's bits, faster)
+    host_also: Callable[[Any], bool] | None = None
     order: int = 0  # kernels replacing the same op are tried by increasing order
 
 

@@ -114,37 +114,70 @@ static int64_t numel(const XLA_FFI_Buffer *b) {
 
 #define ROWS_REAL(T, SUM)                                                                     \
     {                                                                                         \
-        const T *x = (const T *)X->data;                                                      \
-        T *r = (T *)R->data;                                                                  \
+        const T *x = (const T *)xv;                                                           \
+        T *r = (T *)rv;                                                                       \
         for (int64_t i = 0; i < rows; i++) r[i] = (T)0.0 + SUM(x + i * m, m);                 \
-        return NULL;                                                                          \
+        return;                                                                               \
     }
 
 #define ROWS_COMPLEX(T, SUM)                                                                  \
     {                                                                                         \
-        const T *x = (const T *)X->data;                                                      \
-        T *r = (T *)R->data;                                                                  \
+        const T *x = (const T *)xv;                                                           \
+        T *r = (T *)rv;                                                                       \
         for (int64_t i = 0; i < rows; i++) {                                                  \
             T re, im;                                                                         \
             SUM(&re, &im, x + 2 * i * m, 2 * m);                                              \
             r[2 * i] = (T)0.0 + re;                                                           \
             r[2 * i + 1] = (T)0.0 + im;                                                       \
         }                                                                                     \
-        return NULL;                                                                          \
+        return;                                                                               \
     }
 
 #define COLUMNS(T, NCOMP)                                                                     \
     {                                                                                         \
-        const T *x = (const T *)X->data;                                                      \
-        T *r = (T *)R->data;                                                                  \
+        const T *x = (const T *)xv;                                                           \
+        T *r = (T *)rv;                                                                       \
         int64_t width = k * NCOMP;                                                            \
         memcpy(r, x, (size_t)width * sizeof(T));                                              \
         for (int64_t i = 1; i < rows; i++) {                                                  \
             const T *row = x + i * width;                                                     \
             for (int64_t j = 0; j < width; j++) r[j] += row[j];                               \
         }                                                                                     \
-        return NULL;                                                                          \
+        return;                                                                               \
     }
+
+/* dtype codes: 0 float64, 1 float32, 2 complex128, 3 complex64 */
+static void row_sums(int dt, int64_t rows, int64_t m, const void *xv, void *rv) {
+    switch (dt) {
+    case 0: ROWS_REAL(double, pw_f64)
+    case 1: ROWS_REAL(float, pw_f32)
+    case 2: ROWS_COMPLEX(double, pw_c128)
+    default: ROWS_COMPLEX(float, pw_c64)
+    }
+}
+
+/* rows >= 1, k >= 1 */
+static void column_sums(int dt, int64_t rows, int64_t k, const void *xv, void *rv) {
+    switch (dt) {
+    case 0: COLUMNS(double, 1)
+    case 1: COLUMNS(float, 1)
+    case 2: COLUMNS(double, 2)
+    default: COLUMNS(float, 2)
+    }
+}
+
+/* The host rule of the first-use tier (kernels/pairwise.py, host) computes with these same
+ * loops: (rows, m) -> (rows,) row sums (column = 0), or (rows, k) -> (k,) column sums
+ * (column = 1, rows >= 1). Returns 1, or 0 for a bad dtype code. */
+int xa_sums_host(int column, int dt, int64_t rows, int64_t width, const void *x, void *out) {
+    if (dt < 0 || dt > 3) return 0;
+    if (column) {
+        if (rows >= 1 && width >= 1) column_sums(dt, rows, width, x, out);
+    } else if (rows >= 1) {
+        row_sums(dt, rows, width, x, out);
+    }
+    return 1;
+}
 
 static const char *const BAD_ARGS[2] = {
     "xla_array_pairwise_sum: expects one buffer operand and one result",
@@ -165,29 +198,22 @@ static XLA_FFI_Error *sums(XLA_FFI_CallFrame *cf, int column) {
     if (dt != R->dtype || (dt != XLA_FFI_DataType_F64 && dt != XLA_FFI_DataType_F32 &&
                            dt != XLA_FFI_DataType_C128 && dt != XLA_FFI_DataType_C64))
         return xa_fail(cf, BAD_DTYPES[column]);
+    int code = dt == XLA_FFI_DataType_F64 ? 0 : dt == XLA_FFI_DataType_F32 ? 1
+               : dt == XLA_FFI_DataType_C128 ? 2 : 3;
     if (column) {
         if (X->rank != 2 || R->rank != 1 || X->dims[1] != R->dims[0])
             return xa_fail(cf, "xla_array_column_sum: expects (r, k) -> (k,)");
         int64_t rows = X->dims[0], k = X->dims[1];
         if (rows == 0 || k == 0) return xa_fail(cf, "xla_array_column_sum: empty operand");
-        switch (dt) {
-        case XLA_FFI_DataType_F64: COLUMNS(double, 1)
-        case XLA_FFI_DataType_F32: COLUMNS(float, 1)
-        case XLA_FFI_DataType_C128: COLUMNS(double, 2)
-        default: COLUMNS(float, 2)
-        }
+        column_sums(code, rows, k, X->data, R->data);
+        return NULL;
     }
     int64_t rows = numel(R), total = numel(X);
     if (rows == 0) return NULL;
     if (total % rows != 0)
         return xa_fail(cf, "xla_array_pairwise_sum: operand is not a whole number of rows");
-    int64_t m = total / rows;
-    switch (dt) {
-    case XLA_FFI_DataType_F64: ROWS_REAL(double, pw_f64)
-    case XLA_FFI_DataType_F32: ROWS_REAL(float, pw_f32)
-    case XLA_FFI_DataType_C128: ROWS_COMPLEX(double, pw_c128)
-    default: ROWS_COMPLEX(float, pw_c64)
-    }
+    row_sums(code, rows, total / rows, X->data, R->data);
+    return NULL;
 }
 
 XLA_FFI_Error *xa_pairwise_sum(XLA_FFI_CallFrame *cf) { return sums(cf, 0); }
