@@ -497,6 +497,31 @@ def test_simple_keys_fast_path_matches_general_path_and_numpy(shape):
         check_equal(got, np.asarray(want))
 
 
+@pytest.mark.parametrize("shape", [(1,), (5,), (3, 4), (1, 4), (2, 1, 3), (0, 3)])
+def test_simple_keys_writes_match_the_general_path_and_numpy(shape):
+    """Writes with ints and step-1 slices take a shortcut too (``_setitem_simple``): the same
+    nodes as the general path, the same values as NumPy, the same errors."""
+    a = base(shape)
+    for key in SIMPLE_KEYS:
+        try:
+            sel = a[key]
+        except IndexError:
+            with pytest.raises(IndexError):
+                xp.asarray(a)[key] = 1.0
+            continue
+        for value in (-7.5, np.arange(float(np.size(sel))).reshape(np.shape(sel)) - 3.0):
+            want = a.copy()
+            want[key] = value
+            x, y = xp.asarray(a), xp.asarray(a)
+            x[key] = value
+            y[_general(key)] = value
+            assert _structure(x) == _structure(y), (key, np.shape(value))
+            check_equal(x, want)
+        if np.size(sel) > 1:
+            with pytest.raises(ValueError, match="could not broadcast"):
+                xp.asarray(a)[key] = np.zeros(np.size(sel) + 1)
+
+
 def test_simple_keys_views_and_laziness():
     a = base((3, 4))
     x = lazy(a)
