@@ -158,15 +158,13 @@ def getitem(x: Array, key: Any) -> Array:
     return wrap(node) if node is not x._node else Array(node)
 
 
-def _getitem_simple(x: Array, ks: tuple) -> Array | None:
-    """``getitem`` of the commonest keys, Python ints and slices of step 1 (``x[0]``,
-    ``x[i, j]``, ``x[1:3]``, ``x[:, 1]``), without building a ``Basic``: the same nodes as the
-    general path. None for anything else (and for out-of-range integers: the general path
+def _simple_key(shape: tuple, ks: tuple) -> tuple | None:
+    """A key of Python ints and slices of step 1 read directly: (the selected extent per
+    keyed axis, the result's extents of those axes, the axes not selected whole, their start
+    positions), or None for any other key (and for out-of-range integers: the general path
     raises)."""
-    node = x._node
-    shape = node.shape
     nd = len(ks)
-    if nd > len(shape) or type(x) is not Array:
+    if nd > len(shape):
         return None
     spans: list = []
     out: list = []
@@ -192,6 +190,20 @@ def _getitem_simple(x: Array, ks: tuple) -> Array | None:
                 starts.append(start if m else 0)
         else:
             return None
+    return spans, out, dyn, starts
+
+
+def _getitem_simple(x: Array, ks: tuple) -> Array | None:
+    """``getitem`` of the commonest keys, Python ints and slices of step 1 (``x[0]``,
+    ``x[i, j]``, ``x[1:3]``, ``x[:, 1]``), without building a ``Basic``: the same nodes as the
+    general path. None for anything else (``_simple_key``)."""
+    node = x._node
+    shape = node.shape
+    parsed = _simple_key(shape, ks) if type(x) is Array else None
+    if parsed is None:
+        return None
+    spans, out, dyn, starts = parsed
+    nd = len(ks)
     rest = shape[nd:]
     if dyn:
         dev = node.device
@@ -327,35 +339,13 @@ def _setitem_simple(x: Array, ks: tuple, value: Any) -> Array | None:
     ``x[1:3] = v``, a view's write-back into its base), without building a ``Basic``: the
     same nodes as the general path (a write of one element took 34 us there, most of it
     parsing the key twice over, once more for a view's write-back). None for anything else
-    (and for out-of-range integers: the general path raises)."""
+    (``_simple_key``)."""
     shape = x._node.shape
-    nd = len(ks)
-    if nd > len(shape):
+    parsed = _simple_key(shape, ks)
+    if parsed is None:
         return None
-    region: list = []
-    out: list = []
-    dyn: list = []
-    at: list = []
-    for d in range(nd):
-        k = ks[d]
-        n = shape[d]
-        if type(k) is int:
-            if not -n <= k < n:
-                return None
-            region.append(1)
-            if n != 1:
-                dyn.append(d)
-                at.append(k + n if k < 0 else k)
-        elif type(k) is slice and (k.step is None or type(k.step) is int and k.step == 1):
-            start, stop, _ = k.indices(n)
-            m = stop - start if stop > start else 0
-            region.append(m)
-            out.append(m)
-            if m != n:
-                dyn.append(d)
-                at.append(start if m else 0)
-        else:
-            return None
+    region, out, dyn, at = parsed
+    nd = len(ks)
     rest = shape[nd:]
     out_shape = (*out, *rest)
     v = value_node(x, value)
