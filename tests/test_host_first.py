@@ -136,6 +136,20 @@ def test_the_expected_cost_of_an_executable_the_disk_cache_holds_is_a_load(tmp_p
         assert expected_cost()[0] == 0.0
 
 
+def test_gather_indices_in_range_are_taken_as_they_are():
+    """``_clamped``: indices inside the axis skip the wrap and the clip; any outside it, and
+    only then, are wrapped once and clamped, as ``stablehlo.gather`` does."""
+    from xla_array.core.ops.host_indexing import _clamped
+    rng = np.random.default_rng(3)
+    inside = rng.integers(0, 50, 1000)
+    assert _clamped(inside, 50) is inside
+    for idx in (rng.integers(-80, 80, 1000), np.array([0, 49, 50]), np.array([-1, 3]),
+                np.array([7, 300], dtype=np.uint16), np.array([], dtype=np.int64)):
+        want = np.clip(np.where(idx.astype(np.int64) < 0, idx.astype(np.int64) + 50,
+                                idx.astype(np.int64)), 0, 49)
+        np.testing.assert_array_equal(_clamped(idx, 50), want)
+
+
 def test_host_results_are_device_buffers_of_their_own(host_first):
     from xla_array.core import backend
     X = np.arange(12.0 * fresh_rows()[1]).reshape(-1, 4)

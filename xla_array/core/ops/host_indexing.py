@@ -85,6 +85,8 @@ def _clamped(idx: np.ndarray, size: int) -> np.ndarray:
     """Start indices of one-element slices, clamped into the axis as ``stablehlo.gather``."""
     if size < 1:
         raise NotExact("a gather from an empty axis")
+    if idx.size and 0 <= idx.min() and idx.max() < size:  # (in range: as they are; NumPy's
+        return idx  # clip of 10,000 int64 took 32 us, with the wrap 50, min and max 8)
     return np.clip(_wrapped(idx, size), 0, size - 1)
 
 
