@@ -21,7 +21,9 @@ import numpy as np
 from jaxlib import version as _jaxlib_version
 from jaxlib import xla_client as xc
 
+from . import proto as _proto
 from . import scipy_lapack as _scipy_lapack
+from .aligned import aligned_copy
 
 __all__ = [
     "JAXLIB_VERSION", "LLVM_OPTIONS", "BackendError", "Executable", "block", "buffer_device",
@@ -213,7 +215,7 @@ def put(x: np.ndarray, device: Any, *, owned: bool = False) -> Any:
         if owned and x.nbytes and x.ctypes.data % 64 == 0:  # (performance.md: any size)
             sem = _SEM.ZERO_COPY
         elif x.nbytes >= _BIG_COPY:
-            x, sem = _aligned_copy(x), _SEM.ZERO_COPY
+            x, sem = aligned_copy(x), _SEM.ZERO_COPY
         else:
             sem = _SEM.IMMUTABLE_ONLY_DURING_CALL
     elif x.dtype not in _EXTENDED:
@@ -223,7 +225,7 @@ def put(x: np.ndarray, device: Any, *, owned: bool = False) -> Any:
         # buffers made by device_put, so keep a read-only host copy on the aval. For
         # bf16/fp8 it is the (aliased, zero-copy) device memory itself.
         if not (owned and (x.ctypes.data % 64 == 0 or x.dtype in _PACKED4)):
-            x = _aligned_copy(x)
+            x = aligned_copy(x)
         host = x.view()
         host.flags.writeable = False
         sem = _SEM.ZERO_COPY
@@ -232,14 +234,6 @@ def put(x: np.ndarray, device: Any, *, owned: bool = False) -> Any:
                                      [device], True, False, sem, True)  # committed, .., x64
     except _XLA_ERRORS as e:
         raise BackendError(str(e)) from None
-
-
-def _aligned_copy(x: np.ndarray) -> np.ndarray:
-    raw = np.empty(x.nbytes + 64, np.uint8)
-    start = -raw.ctypes.data % 64
-    out = raw[start:start + x.nbytes].view(x.dtype).reshape(x.shape)
-    np.copyto(out, x)
-    return out
 
 
 def put_batch(xs: list[np.ndarray], device: Any) -> list[Any]:
@@ -409,35 +403,14 @@ def from_dlpack(obj: Any, device: Any) -> Any:
 
 
 # --- compilation and execution ----------------------------------------------------------------
-# DebugOptions.xla_backend_extra_options (field 500 of xla.proto; the same in jaxlib 0.10 and
-# 0.12): options XLA passes to LLVM's command line when it compiles a module, re-read whenever
-# a compile's set differs from the last one's (XLA's LLVMCommandLineOptionsLock), so they apply
-# per compile. A map, which CompileOptions' overrides cannot set: it is merged into the
-# serialized options (CompileOptions 3 -> ExecutableBuildOptions 3 -> DebugOptions 500).
-LLVM_OPTIONS = "xla_backend_extra_options"
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    """A length-delimited protobuf field."""
-    def varint(v: int) -> bytes:
-        out = bytearray()
-        while True:
-            out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
-            v >>= 7
-            if not v:
-                return bytes(out)
-    return varint(number << 3 | 2) + varint(len(payload)) + payload
+LLVM_OPTIONS = "xla_backend_extra_options"  # (a map XLA's overrides cannot set: core/proto.py)
 
 
 def _with_llvm_options(llvm: str) -> Any:
     """New CompileOptions carrying the LLVM options ``llvm`` ("-name=value,..."), with
     XLA's defaults (and XLA_FLAGS') for everything else."""
-    entries = b""
-    for item in filter(None, (s.strip() for s in llvm.split(","))):
-        name, _, value = item.partition("=")
-        entries += _field(500, _field(1, name.encode()) + _field(2, value.encode()))
     base = xc.CompileOptions().SerializeAsString()
-    return xc.CompileOptions.ParseFromString(base + _field(3, _field(3, entries)))
+    return xc.CompileOptions.ParseFromString(base + _proto.llvm_options(llvm))
 
 
 def _compile_options(devices: list[Any], options: dict[str, Any] | None) -> Any:

@@ -17,16 +17,14 @@ from __future__ import annotations
 import ctypes
 import importlib.machinery
 import logging
-import math
 import os
 import threading
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from ..core import backend as _backend
 from ..core import flags as _flags
+from ..core.aligned import ALIGN, aligned_empty
 
 __all__ = ["NativeLibrary", "handler_library", "library", "path", "register", "ALIGN",
            "aligned_empty", "numpy_loop"]
@@ -108,17 +106,7 @@ def register(lib: ctypes.CDLL, symbol: str, target: str) -> None:
 
 
 # ---------------------------------------------------------------- NumPy's own loops
-
-ALIGN = 64  # XLA's buffers' alignment: the host rules' copies get the same
-
-
-def aligned_empty(shape: tuple, d: Any) -> np.ndarray:
-    """A C-ordered array of dtype ``d`` at XLA's buffer alignment."""
-    size = math.prod(shape) * np.dtype(d).itemsize
-    raw = np.empty(size + ALIGN, dtype=np.uint8)
-    off = -raw.ctypes.data % ALIGN
-    return raw[off:off + size].view(d).reshape(shape)
-
+# (their operands at XLA's buffer alignment: ALIGN and aligned_empty, from core/aligned.py)
 
 class _CallInfo(ctypes.Structure):
     # NumPy's ufunc_call_info (numpy/_core/src/umath/ufunc_object.c), read from its capsule
