@@ -82,7 +82,7 @@ def test_the_automatic_budget_rents_until_the_expected_compile():
         return f
 
     with xp.flags.using(host_first_budget="auto"):
-        key = ("budget", fresh_rows())
+        key = hosteval.entry(("budget", fresh_rows()))
         assert hosteval.host_turn(key, cost(3 * floor))      # first sight
         hosteval.spent(key, 0.6 * floor)
         assert hosteval.host_turn(key, cost(3 * floor)) and asked == []  # under the floor
@@ -93,12 +93,12 @@ def test_the_automatic_budget_rents_until_the_expected_compile():
         hosteval.spent(key, 0.5 * floor)
         assert not hosteval.host_turn(key, cost(0.0))        # spent its compile
         assert asked == [3 * floor]                          # the cost asked once
-        held = ("budget", fresh_rows())                      # on disk: a load, at the floor
+        held = hosteval.entry(("budget", fresh_rows()))                      # on disk: a load, at the floor
         hosteval.host_turn(held, cost(0.0))
         hosteval.spent(held, 1.2 * floor)
         assert not hosteval.host_turn(held, cost(0.0))
     with xp.flags.using(host_first_budget=2 * floor):        # a number: that budget
-        fixed = ("budget", fresh_rows())
+        fixed = hosteval.entry(("budget", fresh_rows()))
         hosteval.host_turn(fixed, cost(10.0))
         hosteval.spent(fixed, 1.5 * floor)
         assert hosteval.host_turn(fixed, cost(10.0))
@@ -608,13 +608,16 @@ def test_a_buffer_is_scanned_for_subnormals_once(host_first, monkeypatch):
     from xla_array.core import hosteval as he
 
     scanned = []
-    real = he.has_subnormal
 
-    def counting(v):
-        scanned.append(v.size)
-        return real(v)
+    def counting(real):
+        def scan(v):
+            scanned.append(v.size)
+            return real(v)
+        return scan
 
-    monkeypatch.setattr(he, "has_subnormal", counting)
+    monkeypatch.setattr(he, "has_subnormal", counting(he.has_subnormal))
+    if he._FAST_SCAN is not None:  # (the graph core's scan, which results go to directly)
+        monkeypatch.setattr(he, "_FAST_SCAN", counting(he._FAST_SCAN))
     shape = fresh_rows()
     X = np.random.default_rng(7).standard_normal(shape)
     x = xp.asarray(X)

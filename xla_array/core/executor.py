@@ -260,17 +260,18 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     compiled = executables.get(key)
     host_first = _flags._values["host_first"]
     first = compiled is None and host_first is True
-    rules = (hosteval.eligible(order, device, key, bufs, scalars)
-             if first or host_first == "check" else None)
-    if first and rules is not None and (
-            hosteval.host_turn(key, lambda: acquire_estimate(key, order, device))
+    entry = hosteval.entry(key) if first or host_first == "check" else None
+    program = (hosteval.eligible(order, device, entry, bufs, scalars, outs)
+               if entry is not None else None)
+    if first and program is not None and (
+            hosteval.host_turn(entry, lambda: acquire_estimate(key, order, device))
             or key in _BEHIND) and \
-            _run_on_host(key, order, rules, bufs, scalars, outs, device, cause, where):
+            _run_on_host(entry, order, program, bufs, scalars, outs, device, cause, where):
         return
     # the check mode: the host's values (before the run: it may take donated buffers)
-    expected = (hosteval.expected(order, rules, bufs, scalars, outs)
-                if host_first == "check" and rules is not None else None)
-    if compiled is None and host_first is True and rules is None and not hoisted:
+    expected = (hosteval.expected(order, program, bufs, scalars, outs)
+                if host_first == "check" and program is not None else None)
+    if compiled is None and host_first is True and program is None and not hoisted:
         # a graph that compiles: the held values the host can compute from small buffers
         # first (``hosteval.held_first``), then the rest over them
         early = hosteval.held_first(order, outs, device)
@@ -288,12 +289,12 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
         executables.note_miss(key)
         pack = packs_scalars(order, scalars, device)
         tail = None if donate or pack else hosteval.tail(order, device)
-        if (tail is None and first and rules is not None and key not in _BEHIND
-                and _behind() and not hosteval.refused(key)):
+        if (tail is None and first and program is not None and key not in _BEHIND
+                and _behind() and not entry.refused()):
             # the host's runs took the budget: compile on the background thread and let the
             # host go on running the graph until the executable is in the cache
             _compile_behind(key, order, bufs, scalars, outs, device, donate, pack)
-            if _run_on_host(key, order, rules, bufs, scalars, outs, device, cause, where):
+            if _run_on_host(entry, order, program, bufs, scalars, outs, device, cause, where):
                 return
         if tail is None:
             compiled = compile_graph(key, order, bufs, scalars, outs, device, donate, pack,
@@ -357,23 +358,24 @@ def _write_back(outs: list[Node], results: list) -> None:
         n.value = None  # (what combined writes recorded: api/indexing.py)
 
 
-def _run_on_host(key: Any, order: list[Node], rules: list, bufs: list[Node],
-                 scalars: list[Node], outs: list[Node], device: Any, cause: str | None,
-                 where: Any) -> bool:
-    """A graph not compiled yet, evaluated with the ops' host rules (``hosteval``); False,
-    computing nothing, where they cannot promise the compiled bits."""
+def _run_on_host(entry: hosteval.Entry, order: list[Node], program: hosteval.Program,
+                 bufs: list[Node], scalars: list[Node], outs: list[Node], device: Any,
+                 cause: str | None, where: Any) -> bool:
+    """A graph not compiled yet, evaluated with the ops' host rules (``hosteval``, the
+    structure's record ``entry``); False, computing nothing, where they cannot promise the
+    compiled bits."""
     t0 = time.perf_counter()
     try:
-        values = hosteval.evaluate(order, rules, bufs, scalars, outs, owned=True)
+        values = hosteval.evaluate(order, program, bufs, scalars, outs, owned=True)
     except (hosteval.NotExact, MemoryError) as why:
         log.debug("xla_array: compiling the graph recorded at %s (%s)", _where_text(order), why)
-        hosteval.spent(key, math.inf)
+        hosteval.spent(entry, math.inf)
         return False
     results = [device._put(v, owned=True) for v in values]
     for r in results:  # (values the host computed were scanned for subnormals)
         hosteval.mark_clean(r)
     seconds = time.perf_counter() - t0
-    hosteval.spent(key, seconds)
+    hosteval.spent(entry, seconds)
     _metrics.count("host_runs")
     _metrics.add_time("host_seconds", seconds)
     if cause is not None:

@@ -51,58 +51,83 @@ from .ops.host import COMPLEX_DTYPES, COMPLEX_OPS, DTYPES, MOVES, NotExact
 from .ops.host_common import has_subnormal
 from .ops.reductions import SEQUENTIAL_ROWS, sum_plan
 
-__all__ = ["host_turn", "refused", "spent", "eligible", "exact", "held_first", "evaluate",
+__all__ = ["Entry", "entry", "host_turn", "spent", "Program", "eligible", "exact", "held_first", "evaluate",
            "expected", "compare", "mark_clean", "NotExact"]
 
 log = logging.getLogger("xla_array")
 
-# structural keys the host has computed -> seconds spent on them (bounded: the oldest half goes
-# when full). A key whose host runs have taken its budget compiles (``host_turn``).
-_SPENT: dict[Any, float] = {}
-_SPENT_MAX = 4096  # (a key holds the whole structure: a big graph's is large)
+# What the host tier keeps of each graph structure, one record per structural key (``Entry``):
+# its host runs' seconds, its budget, its program. Bounded: the oldest half goes when full (a
+# key holds the whole structure: a big graph's is large, and a lookup hashes all of it, 50-60
+# us for GaussianMixture's 330-op graphs: one lookup a run, not one per question).
+_ENTRIES: dict[Any, Entry] = {}
+_ENTRIES_MAX = 4096
 # the automatic budget: at least FLOOR seconds (about what the cheapest compiles cost), then
-# up to the compile a key is expected to take (``_LIMITS``, set once its runs reach FLOOR)
+# up to the compile a key is expected to take (``Entry.limit``, set once its runs reach FLOOR)
 FLOOR = 0.05
-_LIMITS: dict[Any, float] = {}
+_UNSET = object()  # (no program found yet)
+_UNKNOWN = object()  # (a kernel operand outside the graph's lists: no program kept)
 
 
-def host_turn(key: Any, cost: Callable[[], float]) -> bool:
-    """Whether the graph of ``key`` (not compiled in this process) should run on the host:
-    its host runs so far have taken less than its budget. The ``host_first_budget`` setting
-    is that budget, or with ``auto``: ``FLOOR`` seconds, and past them ``cost()``, the
+class Entry:
+    """The host tier's record of one graph structure (``entry``): ``spent``, the seconds its
+    host runs took (None before the first; ``inf`` where the host cannot run it); ``limit``,
+    its automatic budget once asked (``host_turn``); ``program`` (``eligible``), valid for the
+    settings generation ``gen`` and the kernels in use ``found``."""
+
+    __slots__ = ("spent", "limit", "gen", "found", "program")
+
+    def __init__(self) -> None:
+        self.spent: float | None = None
+        self.limit: float | None = None
+        self.gen = -1
+        self.found: Any = None
+        self.program: Any = _UNSET
+
+    def refused(self) -> bool:
+        """Whether the host could not run the graph (``NotExact``, no memory)."""
+        return self.spent == math.inf
+
+
+def entry(key: Any) -> Entry:
+    """The record of the graph structure ``key`` (made on first sight)."""
+    e = _ENTRIES.get(key)
+    if e is None:
+        if len(_ENTRIES) >= _ENTRIES_MAX:
+            for k in list(_ENTRIES)[:_ENTRIES_MAX // 2]:
+                del _ENTRIES[k]
+        e = _ENTRIES[key] = Entry()
+    return e
+
+
+def host_turn(e: Entry, cost: Callable[[], float]) -> bool:
+    """Whether the graph of record ``e`` (not compiled in this process) should run on the
+    host: its host runs so far have taken less than its budget. The ``host_first_budget``
+    setting is that budget, or with ``auto``: ``FLOOR`` seconds, and past them ``cost()``, the
     seconds its executable is expected to take to compile (0 where the disk cache holds it),
     asked once. That is the rent-or-buy rule (ski rental): compiling once the host runs have
     cost what the compile would, a structure costs at most twice what the better choice made
     in hindsight would have, whether it runs a few more times or forever (a fixed 50 ms made
     a 50-op graph of LinearDiscriminantAnalysis compile for 290 ms after 5 fits whose host
     runs took 12 ms each). Called under the executor's lock."""
-    spent = _SPENT.get(key)
+    spent = e.spent
     if spent is None:
-        if len(_SPENT) >= _SPENT_MAX:
-            for k in list(_SPENT)[:_SPENT_MAX // 2]:
-                del _SPENT[k]
-                _LIMITS.pop(k, None)
-        _SPENT[key] = 0.0
+        e.spent = 0.0
         return True
     budget = _flags._values["host_first_budget"]
     if budget != "auto":
         return spent < budget if budget > 0 else False
     if spent < FLOOR:
         return True
-    limit = _LIMITS.get(key)
+    limit = e.limit
     if limit is None:
-        limit = _LIMITS[key] = cost()
+        limit = e.limit = cost()
     return spent < limit
 
 
-def refused(key: Any) -> bool:
-    """Whether the host could not run the graph of ``key`` (``NotExact``, no memory)."""
-    return _SPENT.get(key) == math.inf
-
-
-def spent(key: Any, seconds: float) -> None:
-    """Count a host run of ``key`` (``inf``: its graph cannot run on the host)."""
-    _SPENT[key] = _SPENT.get(key, 0.0) + seconds
+def spent(e: Entry, seconds: float) -> None:
+    """Count a host run of record ``e`` (``inf``: its graph cannot run on the host)."""
+    e.spent = (e.spent or 0.0) + seconds
 
 
 # the largest value (bytes) a host evaluation computes: a compiled graph fuses its steps and
@@ -112,74 +137,121 @@ def spent(key: Any, seconds: float) -> None:
 MAX_BYTES = 1 << 24
 
 
-def eligible(order: list[Node], device: Any, key: Any = None, bufs: Sequence[Node] = (),
-             scalars: Sequence[Node] = ()) -> list | None:
-    """The host rule of each node of the graph ``order`` (``evaluate`` takes them), or None
-    where the graph may not run on the host: it may when the setting is on (and ``fast_math``
-    off), ``device`` is a local CPU device, every op has a host rule, every value a dtype the
-    rules cover and at most ``MAX_BYTES``.
+def eligible(order: list[Node], device: Any, e: Entry | None, bufs: Sequence[Node],
+             scalars: Sequence[Node], outs: Sequence[Node]) -> Program | None:
+    """The program that evaluates the graph ``order`` (leaves ``bufs``, ``scalars``; results
+    ``outs``) with host rules (``evaluate`` runs it), or None where the graph may not run on
+    the host: it may when the setting is on (and ``fast_math`` off), ``device`` is a local CPU
+    device, every op has a host rule, every value a dtype the rules cover and at most
+    ``MAX_BYTES``.
 
-    With the graph's structural ``key`` (and its leaves ``bufs``, ``scalars``), the answer is
-    kept per structure for as long as no setting and no kernel in use changes
-    (``flags.generation``, ``rewrite.rules``): a structure
-    run again on the host takes its rules from there, its kernels' operands found by position
+    With the structure's record ``e`` (``entry``), the program is kept there for as long as
+    no setting and no kernel in use changes (``flags.generation``, ``rewrite.rules``): a
+    structure run again on the host takes it from there, every value found by position
     (finding each node's rule anew took 60-90 us per graph of scikit-learn's fits)."""
     if not _flags._values["host_first"]:
         return None
-    if key is None:
-        return _rules(order, device, MAX_BYTES)
+    if e is None:
+        return _program(_rules(order, device, MAX_BYTES), order, bufs, scalars, outs, False)
     gen = _flags.generation()
     found = _kernels()  # (the same object while the kernels in use stay the same)
-    hit = _TEMPLATES.get(key)
-    if hit is not None and hit[0] == gen and hit[1] is found:
-        if hit[2] is not _UNKNOWN:
-            return _from_template(hit[2], order, bufs, scalars)
-        return _rules(order, device, MAX_BYTES)
+    program = e.program
+    if program is not _UNSET and e.gen == gen and e.found is found:
+        if program is not _UNKNOWN:
+            return program
+        return _program(_rules(order, device, MAX_BYTES), order, bufs, scalars, outs, False)
     rules = _rules(order, device, MAX_BYTES)
-    if len(_TEMPLATES) >= _TEMPLATES_MAX:
-        for k in list(_TEMPLATES)[:_TEMPLATES_MAX // 2]:
-            del _TEMPLATES[k]
-    _TEMPLATES[key] = (gen, found, _template(rules, order, bufs, scalars))
-    return rules
+    program = _program(rules, order, bufs, scalars, outs, True)
+    e.gen, e.found, e.program = gen, found, program
+    if program is _UNKNOWN:
+        return _program(rules, order, bufs, scalars, outs, False)
+    return program
 
 
-# structural key -> (settings generation, kernels in use, template: None where the host may
-# not run the graph, else per node (rule, kernel's attrs, its operands' positions) or (rule,
-# None, None)); a position is (0, i) in the order, (1, i) in the buffer leaves, (2, i) in the
-# scalar leaves
-_TEMPLATES: dict[Any, tuple[int, Any, Any]] = {}
-_TEMPLATES_MAX = 2048
-_UNKNOWN = object()  # (a kernel operand outside the graph's lists: no template)
+class Program:
+    """A graph's evaluation with host rules, found once per structure (``eligible``): its
+    values in one list by slot (the buffer leaves, the scalar leaves, ``extra`` leaves, then
+    the order's nodes), and per node a step ``(position in the order, slot, rule, kernel
+    attrs, _PLAIN or _BOUND, slots read, slots freed after it, kind, shape, NumPy dtype)``; kind:
+    ``_MULTI`` (a multi-result op, its value the parts), ``_SCAN`` or ``_SCAN_PARTS`` (a
+    computed float or complex result, looked at for subnormals) or ``_MOVE``. Each value is freed after its last use (outputs
+    kept): a graph over large values then holds a few at a time, as the NumPy code it replaces
+    does, instead of all of them (new memory is what costs: 51 MB first touched took ~200 ms
+    on the 2-core VM, ~10 ms reused)."""
+
+    __slots__ = ("steps", "outs", "size", "extra", "scalars")
+
+    def __init__(self, steps: tuple, outs: tuple, size: int, extra: tuple,
+                 scalars: tuple) -> None:
+        self.steps, self.outs, self.size, self.extra = steps, outs, size, extra
+        self.scalars = scalars  # per scalar leaf (NumPy dtype, smallest normal or None)
 
 
-def _template(rules: list | None, order: list[Node], bufs: Sequence[Node],
-              scalars: Sequence[Node]) -> Any:
+_PLAIN = object()  # (an op's own rule, called without a kernel's attrs)
+_BOUND = object()  # (an op's rule bound to the structure's node: called with the values)
+_MOVE, _SCAN, _SCAN_PARTS, _MULTI = 0, 1, 2, 3
+
+
+def _program(rules: list | None, order: Sequence[Node], bufs: Sequence[Node],
+             scalars: Sequence[Node], outs: Sequence[Node], keep: bool) -> Any:
+    """The ``Program`` of the graph with ``rules`` (``_rules``; None: no program). ``keep``:
+    for the structure's record, every value by position (``_UNKNOWN`` where a node reads a
+    value in none of the graph's lists: a kernel operand the rewrite made); otherwise such
+    values are ``extra`` leaves of this run."""
     if rules is None:
         return None
-    where: dict[int, tuple[int, int]] = {}
-    for j, nodes in enumerate((order, bufs, scalars)):
-        for i, n in enumerate(nodes):
-            where[id(n)] = (j, i)
-    out: list[tuple] = []
-    for rule, kernel in rules:
-        if kernel is None:
-            out.append((rule, None, None))
-            continue
-        pos = tuple(where.get(id(x), _UNKNOWN) for x in kernel[0])
-        if _UNKNOWN in pos:
-            return _UNKNOWN
-        out.append((rule, kernel[1], pos))
-    return out
-
-
-def _from_template(template: Any, order: list[Node], bufs: Sequence[Node],
-                   scalars: Sequence[Node]) -> list | None:
-    if template is None:
-        return None
-    lists = (order, bufs, scalars)
-    return [(rule, None) if pos is None else
-            (rule, (tuple([lists[j][i] for j, i in pos]), attrs))
-            for rule, attrs, pos in template]
+    slot: dict[int, int] = {}
+    for n in bufs:
+        slot[id(n)] = len(slot)
+    for n in scalars:
+        slot[id(n)] = len(slot)
+    leaves = len(slot)
+    extra: list[Node] = []
+    ins_of: list[tuple[int, ...]] = []
+    pending = {id(n) for n in order}
+    for n, (_, kernel) in zip(order, rules):
+        for x in (n.inputs if kernel is None else kernel[0]):
+            if id(x) not in slot and id(x) not in pending:
+                if keep:
+                    return _UNKNOWN
+                slot[id(x)] = leaves + len(extra)
+                extra.append(x)
+    first = leaves + len(extra)
+    for i, n in enumerate(order):
+        slot[id(n)] = first + i
+    for n, (_, kernel) in zip(order, rules):
+        ins_of.append(tuple([slot[id(x)] for x in (n.inputs if kernel is None else kernel[0])]))
+    if any(id(n) not in slot for n in outs):
+        return _UNKNOWN if keep else None
+    out_slots = tuple([slot[id(n)] for n in outs])
+    last: dict[int, int] = {}
+    for i, ins in enumerate(ins_of):
+        for s in ins:
+            last[s] = i
+    for s in out_slots:
+        last[s] = -1
+    drops: list[list[int]] = [[] for _ in order]
+    for s, i in last.items():
+        if i >= 0:
+            drops[i].append(s)
+    steps = []
+    for i, (n, (rule, kernel), ins) in enumerate(zip(order, rules, ins_of)):
+        if n.op.nout > 1:
+            kind = _MULTI
+        elif n.op.name not in MOVES and n.dtype.kind == "f":
+            kind = _SCAN
+        elif n.op.name not in MOVES and n.dtype.kind == "c":
+            kind = _SCAN_PARTS
+        else:
+            kind = _MOVE
+        attrs = _PLAIN if kernel is None else kernel[1]
+        bind = getattr(rule, "bind", None) if kernel is None else None
+        if bind is not None:  # (the rule for this structure: ``ops/host.py``)
+            rule, attrs = bind(n), _BOUND
+        steps.append((i, first + i, rule, attrs, ins, tuple(drops[i]), kind, tuple(n.shape),
+                      n.dtype.np))
+    kinds = tuple([(n.dtype.np, _TINY.get(n.dtype.np)) for n in scalars])
+    return Program(tuple(steps), out_slots, first + len(order), tuple(extra), kinds)
 
 
 def exact(order: list[Node], device: Any) -> bool:
@@ -392,14 +464,14 @@ def _leaf_value(buf: Any) -> np.ndarray:
     return v
 
 
-def evaluate(order: list[Node], rules: list, bufs: list[Node], scalars: list[Node],
+def evaluate(order: list[Node], program: Program, bufs: list[Node], scalars: list[Node],
              outs: list[Node], checks: bool = True, owned: bool = False) -> list[np.ndarray]:
-    """The values of ``outs``, computed with the host rules ``eligible`` found for the nodes of
-    ``order``; NotExact where a rule or a
-    subnormal value cannot promise the compiled bits. ``checks``: run the run-time checks of
-    the outputs that have one (``OpDef.check``: IndexError for out-of-bounds indices), as
-    the executor does after a compiled run. ``owned``: each value a C-ordered array owning
-    its memory (``owned_copy``), for a device buffer to alias.
+    """The values of ``outs``, computed by the ``program`` ``eligible`` made for the graph
+    ``order``; NotExact where a rule or a subnormal value cannot promise the compiled bits.
+    ``checks``: run the run-time checks of the outputs that have one (``OpDef.check``:
+    IndexError for out-of-bounds indices), as the executor does after a compiled run.
+    ``owned``: each value a C-ordered array owning its memory (``owned_copy``), for a device
+    buffer to alias.
 
     NumPy allocates with the graph core's 64-byte aligned handler meanwhile (``graphcore.c``,
     ``numpy_allocator``): XLA aliases host memory only at that alignment, so the results
@@ -407,7 +479,7 @@ def evaluate(order: list[Node], rules: list, bufs: list[Node], scalars: list[Nod
     alloc = _ALLOCATOR
     prev = alloc(None) if alloc is not None else None
     try:
-        values = _evaluate(order, rules, bufs, scalars, outs, checks)
+        values = _evaluate(order, program, bufs, scalars, outs, checks)
         return [owned_copy(v) for v in values] if owned else values
     finally:
         if alloc is not None and prev is not None:
@@ -416,64 +488,75 @@ def evaluate(order: list[Node], rules: list, bufs: list[Node], scalars: list[Nod
 
 _ALLOCATOR = (getattr(_graph._graphcore, "numpy_allocator", None)  # type: ignore[attr-defined]
               if _graph.NATIVE else None)
+_FAST_SCAN = (getattr(_graph._graphcore, "has_subnormal", None)  # type: ignore[attr-defined]
+              if _graph.NATIVE else None)
 
 
-def _evaluate(order: list[Node], rules: list, bufs: list[Node], scalars: list[Node],
+def _evaluate(order: list[Node], program: Program, bufs: list[Node], scalars: list[Node],
               outs: list[Node], checks: bool) -> list[np.ndarray]:
     # every float value is looked at once for subnormals: the leaves here, each computed result
     # below (an op that only moves values makes none)
-    env: dict[Node, Any] = {}
+    env: list[Any] = [None] * program.size
+    k = 0
     for n in bufs:
-        env[n] = _leaf_value(n.buffer)
-    for n in scalars:
-        v = env[n] = np.asarray(n.value, dtype=n.dtype.np)
-        if has_subnormal(v):
+        env[k] = _leaf_value(n.buffer)
+        k += 1
+    for n, (dtype, tiny) in zip(scalars, program.scalars):
+        v = env[k] = np.asarray(n.value, dtype=dtype)
+        if tiny is None:
+            if dtype.kind in "fc" and has_subnormal(v):
+                raise NotExact("a subnormal input")
+        elif 0.0 < abs(float(v)) < tiny:
             raise NotExact("a subnormal input")
-    # each value is dropped after its last use (outputs kept): a graph over large values then
-    # holds a few at a time, as the NumPy code it replaces does, instead of all of them (new
-    # memory is what costs: 51 MB first touched took ~200 ms on the 2-core VM, ~10 ms reused)
-    last: dict[Node, int] = {}
-    for i, (n, (_, kernel)) in enumerate(zip(order, rules)):
-        for x in n.inputs if kernel is None else kernel[0]:
-            last[x] = i
-    for n in outs:
-        last[n] = -1
+        k += 1
+    for x in program.extra:
+        env[k] = _leaf(x)
+        k += 1
+    plain, bound, scan, parts, multi = _PLAIN, _BOUND, _SCAN, _SCAN_PARTS, _MULTI
+    fast = _FAST_SCAN
     with np.errstate(all="ignore"):
-        for i, (n, (rule, kernel)) in enumerate(zip(order, rules)):
-            inputs = n.inputs if kernel is None else kernel[0]
-            vals = [env[x] if x in env else _leaf(x) for x in inputs]
-            computes = n.op.name not in MOVES
+        for i, at, rule, attrs, ins, drops, kind, shape, dtype in program.steps:
+            n = order[i]
+            vals = [env[j] for j in ins]
             try:
-                r = rule(n, vals) if kernel is None else rule(n, vals, kernel[1])
+                r = rule(n, vals) if attrs is plain else (
+                    rule(vals) if attrs is bound else rule(n, vals, attrs))
             except NotExact:
                 raise
             except Exception as err:  # noqa: BLE001  (a rule's failure is never the user's)
                 raise NotExact(f"{n.op.name}'s host rule failed: {err!r}") from None
-            for x in inputs:
-                if last.get(x) == i:
-                    env.pop(x, None)
-            if n.op.nout > 1:  # a multi-result op: its ``get`` nodes take the parts
-                env[n] = r
+            for j in drops:
+                env[j] = None
+            if kind == multi:  # a multi-result op: its ``get`` nodes take the parts
+                env[at] = r
                 continue
-            r = np.asarray(r)
-            if r.shape != n.shape or r.dtype != n.dtype.np:
+            if type(r) is not np.ndarray:
+                r = np.asarray(r)
+            if r.shape != shape or r.dtype != dtype:
                 raise NotExact(f"{n.op.name}'s host rule gave {r.dtype}{r.shape}, not "
                                f"{n.dtype.name}{n.shape}")
-            if computes and has_subnormal(r):
+            if kind == scan:  # (the graph core's scan reads C-ordered float32/64 directly)
+                if fast is not None and r.flags.c_contiguous:
+                    if fast(r):
+                        raise NotExact(f"a subnormal result of {n.op.name}")
+                elif has_subnormal(r):
+                    raise NotExact(f"a subnormal result of {n.op.name}")
+            elif kind == parts and has_subnormal(r):
                 raise NotExact(f"a subnormal result of {n.op.name}")
-            env[n] = r
+            env[at] = r
+    values = [env[s] for s in program.outs]
     if checks:
-        for n in outs:
+        for n, v in zip(outs, values):
             if n.op.check is not None:
-                n.op.check(n, env[n])
-    return [env[n] for n in outs]
+                n.op.check(n, v)
+    return values
 
 
-def expected(order: list[Node], rules: list, bufs: list[Node], scalars: list[Node],
+def expected(order: list[Node], program: Program, bufs: list[Node], scalars: list[Node],
              outs: list[Node]) -> list[np.ndarray] | None:
     """The check mode's host values (``evaluate``), None where they are not exact."""
     try:
-        return evaluate(order, rules, bufs, scalars, outs, checks=False)
+        return evaluate(order, program, bufs, scalars, outs, checks=False)
     except (NotExact, MemoryError):
         return None
 
@@ -503,10 +586,22 @@ def compare(order: list[Node], outs: list[Node], host: list[np.ndarray],
 
 def _leaf(x: Node) -> np.ndarray:
     """A leaf's value (the graph planner lists them in bufs/scalars; this covers the rest)."""
-    if x.op is not SCALAR:
-        return _leaf_value(x.buffer)
+    return _scalar_value(x) if x.op is SCALAR else _leaf_value(x.buffer)
+
+
+# the smallest normal magnitude of the float dtypes the rules cover (a scalar leaf below it
+# and not zero is subnormal: a compare instead of an array scan)
+_TINY = {np.dtype(t): float(np.finfo(t).tiny) for t in (np.float32, np.float64)}
+
+
+def _scalar_value(x: Node) -> np.ndarray:
+    """A scalar leaf's value; NotExact if it is subnormal."""
     v = np.asarray(x.value, dtype=x.dtype.np)
-    if has_subnormal(v):
+    tiny = _TINY.get(v.dtype)
+    if tiny is None:
+        if has_subnormal(v):
+            raise NotExact("a subnormal input")
+    elif 0.0 < abs(float(v)) < tiny:
         raise NotExact("a subnormal input")
     return v
 

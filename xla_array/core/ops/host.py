@@ -2,7 +2,9 @@
 
 A graph seen for the first time may run on the host instead of compiling (``core/hosteval.py``):
 each op of this table carries a rule ``host(node, values) -> ndarray`` (``OpDef.host``) that
-computes, from its inputs' NumPy values, exactly what the compiled graph computes. An op is here
+computes, from its inputs' NumPy values, exactly what the compiled graph computes (a rule
+may offer ``rule.bind(node) -> f(values)``, the rule for that node's structure, which the
+evaluator's program makes once per structure: the elementwise ops' compute dtype). An op is here
 only where the two agree on every input, NaN payloads aside: IEEE arithmetic, comparisons and
 square roots (the lowering keeps XLA from reciprocal division and fused multiply-adds), float
 sums in NumPy's order (the lowering writes out NumPy's pairwise order), integer arithmetic
@@ -63,6 +65,19 @@ def _elementwise(fn: Any) -> Any:
     def rule(n: Any, vals: list) -> np.ndarray:
         cd = compute_dtype(n)
         return np.asarray(fn([_cast(v, cd) for v in vals], cd), dtype=n.dtype.np)
+
+    def bind(n: Any) -> Any:
+        """``rule`` for the nodes of ``n``'s structure (the evaluator's program binds it
+        once): the compute dtype found, and no conversion where the operands have it."""
+        cd, cdn, out = compute_dtype(n), compute_dtype(n).np, n.dtype.np
+        same = all(x.dtype == cd for x in n.inputs)
+
+        def run(vals: list) -> np.ndarray:
+            r = fn(vals if same else [v if v.dtype == cdn else v.astype(cdn) for v in vals], cd)
+            return r if type(r) is np.ndarray and r.dtype == out else np.asarray(r, dtype=out)
+        return run
+
+    rule.bind = bind  # type: ignore[attr-defined]
     return rule
 
 
