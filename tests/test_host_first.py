@@ -93,7 +93,7 @@ def test_the_automatic_budget_rents_until_the_expected_compile():
         hosteval.spent(key, 0.5 * floor)
         assert not hosteval.host_turn(key, cost(0.0))        # spent its compile
         assert asked == [3 * floor]                          # the cost asked once
-        held = hosteval.entry(("budget", fresh_rows()))                      # on disk: a load, at the floor
+        held = hosteval.entry(("budget", fresh_rows()))  # on disk: a load, at the floor
         hosteval.host_turn(held, cost(0.0))
         hosteval.spent(held, 1.2 * floor)
         assert not hosteval.host_turn(held, cost(0.0))
