@@ -260,10 +260,11 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     compiled = executables.get(key)
     host_first = _flags._values["host_first"]
     first = compiled is None and host_first is True
-    entry = hosteval.entry(key) if first or host_first == "check" else None
-    program = (hosteval.eligible(order, device, entry, bufs, scalars, outs)
-               if entry is not None else None)
-    if first and program is not None and (
+    entry, program = None, None
+    if first or host_first == "check":  # (the structure's record: one lookup of the key)
+        entry = hosteval.entry(key)
+        program = hosteval.eligible(order, device, entry, bufs, scalars, outs)
+    if first and entry is not None and program is not None and (
             hosteval.host_turn(entry, lambda: acquire_estimate(key, order, device))
             or key in _BEHIND) and \
             _run_on_host(entry, order, program, bufs, scalars, outs, device, cause, where):
@@ -289,8 +290,8 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
         executables.note_miss(key)
         pack = packs_scalars(order, scalars, device)
         tail = None if donate or pack else hosteval.tail(order, device)
-        if (tail is None and first and program is not None and key not in _BEHIND
-                and _behind() and not entry.refused()):
+        if (tail is None and first and entry is not None and program is not None
+                and key not in _BEHIND and _behind() and not entry.refused()):
             # the host's runs took the budget: compile on the background thread and let the
             # host go on running the graph until the executable is in the cache
             _compile_behind(key, order, bufs, scalars, outs, device, donate, pack)
