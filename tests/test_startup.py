@@ -15,26 +15,37 @@ def _fresh(code: str) -> str:
 
 
 def test_first_lapack_use_loads_scipys_lapack_modules_without_the_scipy_linalg_package():
-    """The LAPACK kernels come from scipy.linalg.cython_blas/cython_lapack; importing them as
-    submodules would run scipy.linalg's __init__ (most of a first solve's cost). They are
-    loaded on their own, and a later ``import scipy.linalg`` still finds them as its
-    attributes and works."""
+    """A first ``solve`` run on the host calls SciPy's f2py wrappers (``_flapack``), loaded on
+    their own: neither the ``scipy`` package (25-45 ms) nor jaxlib's LAPACK targets are
+    needed. A compiled one registers jaxlib's LAPACK kernels, which come from
+    scipy.linalg.cython_blas/cython_lapack; importing them as submodules would run
+    scipy.linalg's __init__ (most of a first solve's cost): they are loaded on their own
+    too. A later ``import scipy.linalg`` still finds them all as its attributes and works."""
     out = _fresh("""
         import sys
         import numpy as np
         import xla_array as xp
+        xp.flags.set(host_first=True)  # (the suite's check mode compiles every graph)
         a = np.random.default_rng(0).standard_normal((6, 6)) + 6 * np.eye(6)
         b = np.arange(6.0)
         x = np.asarray(xp.linalg.solve(xp.asarray(a, device="cpu"), xp.asarray(b, device="cpu")))
-        print(np.allclose(a @ x, b), "scipy.linalg" in sys.modules,
+        print(np.allclose(a @ x, b), xp.debug.metrics()["host_runs"] > 0,
+              "scipy" in sys.modules, "scipy.linalg._flapack" in sys.modules,
+              "scipy.linalg.cython_lapack" in sys.modules)
+        with xp.flags.using(host_first=False):
+            y = np.asarray(xp.linalg.solve(xp.asarray(a), xp.asarray(b + 1.0)))
+        print(np.allclose(a @ y, b + 1.0), "scipy.linalg" in sys.modules,
               "scipy.linalg.cython_lapack" in sys.modules)
         import scipy.linalg
-        from scipy.linalg import cython_blas
+        from scipy.linalg import cython_blas, lapack
         print(scipy.linalg.cython_lapack is sys.modules["scipy.linalg.cython_lapack"],
               cython_blas is scipy.linalg.cython_blas,
-              np.allclose(scipy.linalg.solve(a, b), x))
+              scipy.linalg._flapack is sys.modules["scipy.linalg._flapack"],
+              np.allclose(scipy.linalg.solve(a, b), x),
+              lapack.get_lapack_funcs("getrf", (a,)).typecode == "d")
     """)
-    assert out == ["True", "False", "True", "True", "True", "True"]
+    assert out == ["True", "True", "False", "True", "False", "True", "False", "True",
+                   "True", "True", "True", "True", "True"]
 
 
 def test_lapack_after_scipy_linalg_was_imported_uses_the_ordinary_import():

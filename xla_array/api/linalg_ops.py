@@ -56,7 +56,8 @@ def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple,
     if dev.platform != "cpu":
         raise ValueError(f"linalg: the LAPACK kernel {base} runs on CPU devices only; the "
                          f"array is on {dev} (move it with to_device)")
-    _backend.register_lapack()
+    # (jaxlib's LAPACK targets are registered when a graph calling one is lowered or loaded,
+    # ``compiling.register_targets``: a graph the host runs needs only SciPy's wrappers)
     return _record(f"lapack_{LAPACK_PREFIX[dtype.name]}{base}", inputs, outs, config, alias,
                    keep, True, checked)
 
