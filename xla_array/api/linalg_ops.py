@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import operator
 
-from ..core import backend as _backend
 from ..core import dtypes as dt
 from ..core.dtypes import DType
 from ..core.graph import record
