@@ -131,13 +131,18 @@ def _aligned(v: np.ndarray, shape: tuple, d: Any) -> np.ndarray:
     return out
 
 
+# the operand pointer arrays' ctypes types, held (a type made per call was freed with it, a
+# cycle left to the garbage collector, and made again at the next call)
+_POINTERS = [ctypes.c_void_p * k for k in range(4)]
+
+
 def host(n: Any, vals: list, loop: Loop) -> np.ndarray:
     """The host rule: the kernel's own C function on the host values (the compiled bits)."""
     d = np.dtype(n.dtype.np)
     ind = np.dtype(dt.complex_of(n.dtype).np) if loop.name in COMPLEX_IN else d
     ins = [_aligned(v, n.shape, ind) for v in vals]
     out = library.aligned_empty(n.shape, d)
-    ptrs = (ctypes.c_void_p * len(ins))(*[v.ctypes.data for v in ins])
+    ptrs = _POINTERS[len(ins)](*[v.ctypes.data for v in ins])
     if _CDLL[0].xa_ufunc_host(loop.number, math.prod(n.shape), ptrs, out.ctypes.data) != 1:
         raise RuntimeError(f"NumPy's {_NAMES[loop.name]} loop failed")
     return out
