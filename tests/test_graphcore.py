@@ -332,3 +332,36 @@ def test_the_aligned_numpy_allocator_keeps_values_and_gives_the_default_back():
     assert multiarray.get_handler_name(kept) == "xla_array_aligned64"
     np.testing.assert_array_equal(kept, np.arange(50_000.0))
     del kept, made, r  # (freed by the aligned handler, outside its context)
+
+
+@pytest.mark.parametrize("native_copy", [True, False])
+def test_c_and_fortran_ordered_copies_equal_numpys(native_copy, monkeypatch):
+    """``c_ordered`` and ``f_ordered`` (the host tier's copies of Fortran-ordered matrices
+    into C order and back, in the C core's tiles) give NumPy's values in the asked order, for
+    every item size, shapes across the tile edges, stacks and the degenerate ones; the pure
+    NumPy form (no C core) too."""
+    from xla_array.core.ops import host_common
+
+    if not native_copy:
+        monkeypatch.setattr(host_common, "_TRANSPOSE", None)
+    elif host_common._TRANSPOSE is None:
+        pytest.skip("the C core is off (XLA_ARRAY_NATIVE=0)")
+    rng = np.random.default_rng(11)
+    dtypes = (np.float32, np.float64, np.complex64, np.complex128, np.int32, np.int8, np.bool_)
+    for dtype in dtypes:
+        for shape in ((1, 1), (1, 9), (9, 1), (31, 33), (32, 32), (65, 3), (16, 1000),
+                      (2, 3, 40), (4, 1, 5), (0, 3)):
+            base = (rng.standard_normal(shape) * 100).astype(dtype)
+            fortran = np.asfortranarray(base) if len(shape) == 2 else \
+                np.swapaxes(np.ascontiguousarray(np.swapaxes(base, -1, -2)), -1, -2)
+            got = host_common.c_ordered(fortran)
+            assert got.flags.c_contiguous and got.dtype == base.dtype
+            np.testing.assert_array_equal(got, base)
+            assert host_common.c_ordered(base) is base  # C-ordered already: itself
+            if len(shape) == 2:
+                f = host_common.f_ordered(base)
+                assert f.flags.f_contiguous and f.dtype == base.dtype
+                np.testing.assert_array_equal(f, base)
+                assert not np.shares_memory(f, base)  # (LAPACK overwrites it)
+    strided = np.arange(60.0).reshape(6, 10)[::2, ::3]  # neither order: NumPy's copy
+    np.testing.assert_array_equal(host_common.c_ordered(strided), strided)

@@ -13,8 +13,10 @@
  * SCALAR op sentinels, the file-name memo of ``user_frame``, the package folder, and
  * ``_mixed_devices``, which record() calls for operands on different placements).
  * ``has_subnormal(a)`` serves the first-use tier (``hosteval.py``, ``ops/host.py``): whether
- * a C-contiguous float32/float64 buffer holds a subnormal number, in one pass, and
- * ``numpy_allocator(handler)`` gives it NumPy arrays at XLA's 64-byte alignment.
+ * a C-contiguous float32/float64 buffer holds a subnormal number, in one pass,
+ * ``transpose_into(src, dst, m, n)`` copies its Fortran-ordered matrices into C order (and
+ * back) in cache-sized tiles, and ``numpy_allocator(handler)`` gives it NumPy arrays at XLA's
+ * 64-byte alignment.
  * Nothing here recurses: a Node's deallocation goes through CPython's trashcan, so freeing a
  * chain of 100,000 nodes does not grow the C stack.
  */
@@ -1107,6 +1109,75 @@ has_subnormal(PyObject *mod, PyObject *arg)
     return PyBool_FromLong(found);
 }
 
+/* transpose_into(src, dst, m, n): each m x n matrix of C-contiguous buffer ``src`` (a stack of
+ * them, whatever its length holds) written transposed, n x m, into C-contiguous ``dst`` of the
+ * same length and item size (4, 8 or 16 bytes), in tiles of 32 x 32 elements that keep both
+ * sides in cache: the host tier's copy of a Fortran-ordered matrix into C order and back
+ * (``ops/host_common.py``, ``c_ordered``, ``f_ordered``). NumPy's strided copy of a
+ * Fortran-ordered 10,000 x 16 float64 matrix into C order took 400-420 us. */
+#define TRANSPOSE_TILE 32
+#define TRANSPOSE_FN(NAME, T)                                                                 \
+    XA_CLONES static void                                                                     \
+    NAME(const T *restrict a, T *restrict b, Py_ssize_t count, Py_ssize_t m, Py_ssize_t n)    \
+    {                                                                                         \
+        for (Py_ssize_t k = 0; k < count; k++, a += m * n, b += m * n)                        \
+            for (Py_ssize_t i0 = 0; i0 < m; i0 += TRANSPOSE_TILE) {                           \
+                Py_ssize_t i1 = i0 + TRANSPOSE_TILE < m ? i0 + TRANSPOSE_TILE : m;            \
+                for (Py_ssize_t j0 = 0; j0 < n; j0 += TRANSPOSE_TILE) {                       \
+                    Py_ssize_t j1 = j0 + TRANSPOSE_TILE < n ? j0 + TRANSPOSE_TILE : n;        \
+                    for (Py_ssize_t i = i0; i < i1; i++)                                      \
+                        for (Py_ssize_t j = j0; j < j1; j++)                                  \
+                            b[j * m + i] = a[i * n + j];                                      \
+                }                                                                             \
+            }                                                                                 \
+    }
+
+typedef struct {
+    uint64_t lo, hi;
+} xa_pair64;
+
+TRANSPOSE_FN(transpose32, uint32_t)
+TRANSPOSE_FN(transpose64, uint64_t)
+TRANSPOSE_FN(transpose128, xa_pair64)
+
+static PyObject *
+transpose_into(PyObject *mod, PyObject *args)
+{
+    PyObject *src, *dst;
+    Py_ssize_t m, n;
+    if (!PyArg_ParseTuple(args, "OOnn:transpose_into", &src, &dst, &m, &n))
+        return NULL;
+    Py_buffer s, d;
+    if (PyObject_GetBuffer(src, &s, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(dst, &d, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&s);
+        return NULL;
+    }
+    Py_ssize_t size = s.itemsize;
+    int ok = m > 0 && n > 0 && s.len == d.len && s.itemsize == d.itemsize &&
+             (size == 4 || size == 8 || size == 16) && s.len % (m * n * size) == 0;
+    if (ok) {
+        Py_ssize_t count = s.len / (m * n * size);
+        Py_BEGIN_ALLOW_THREADS
+        if (size == 4)
+            transpose32(s.buf, d.buf, count, m, n);
+        else if (size == 8)
+            transpose64(s.buf, d.buf, count, m, n);
+        else
+            transpose128(s.buf, d.buf, count, m, n);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&s);
+    PyBuffer_Release(&d);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "transpose_into(): buffers of one length and item "
+                                          "size (4, 8 or 16 bytes) holding m x n matrices");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* numpy_allocator(handler): NumPy's memory handler of this thread's context set to ``handler``
  * (a "mem_handler" capsule), or to this module's 64-byte aligned one for None; returns the
  * handler it replaces. The first-use tier (``executor._run_on_host``) computes with it: XLA's
@@ -1307,6 +1378,8 @@ static PyMethodDef methods[] = {
      "configure_array(Array, flush, cut, flag_values, loop_state)"},
     {"has_subnormal", has_subnormal, METH_O,
      "has_subnormal(a): whether C-contiguous float32/float64 buffer a holds a subnormal"},
+    {"transpose_into", transpose_into, METH_VARARGS,
+     "transpose_into(src, dst, m, n): the m x n matrices of src written transposed into dst"},
     {"numpy_allocator", numpy_allocator, METH_O,
      "numpy_allocator(handler): set NumPy's memory handler (None: 64-byte aligned blocks); "
      "returns the one replaced, or None where NumPy cannot take one"},

@@ -48,7 +48,7 @@ from . import registry, rewrite
 from .devices import Device
 from .graph import BUFFER, SCALAR, Node
 from .ops.host import COMPLEX_DTYPES, COMPLEX_OPS, DTYPES, MOVES, NotExact
-from .ops.host_common import has_subnormal
+from .ops.host_common import c_ordered, has_subnormal
 from .ops.reductions import SEQUENTIAL_ROWS, sum_plan
 
 __all__ = ["Entry", "entry", "host_turn", "spent", "Program", "eligible", "exact", "held_first",
@@ -609,7 +609,12 @@ def _scalar_value(x: Node) -> np.ndarray:
 
 
 def owned_copy(v: np.ndarray) -> np.ndarray:
-    """``v`` as a C-ordered array owning its memory (a host result may view an input's)."""
+    """``v`` as a C-ordered array owning its memory (a host result may view an input's; a
+    Fortran-ordered one, LAPACK's, goes through the graph core's tiled transpose)."""
     if v.flags.owndata and v.flags.c_contiguous and v.base is None:
         return v
+    if not v.flags.c_contiguous:
+        v = c_ordered(v)
+        if v.flags.owndata and v.base is None:
+            return v
     return np.array(v, order="C", copy=True)

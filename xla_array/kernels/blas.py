@@ -36,6 +36,7 @@ from ..core import flags as _flags
 from ..core import registry
 from ..core.devices import Device
 from ..core.lower import Emitter, tensor_type
+from ..core.ops.host_common import c_ordered
 from ..core.ops.linalg import layout
 from ..core.ops.structural import HEAVY, DotGeneral, _infer_dot, define
 from . import library
@@ -155,8 +156,10 @@ def rule(n: Any) -> tuple[tuple, Plan] | None:
 def host(n: Any, vals: list, plan: Plan) -> np.ndarray:
     """The host rule: the kernel's own C function on the host values (the compiled bits)."""
     d = n.dtype.np
-    a = np.ascontiguousarray(vals[0], dtype=d)
-    b = np.ascontiguousarray(vals[1], dtype=d)
+    # (row-major operands, as the compiled graph gives the kernel: a transposed view, such as
+    # ``(w * X.T) @ X`` leaves, copied in the graph core's tiles)
+    a, b = (c_ordered(v) if v.dtype == d else np.ascontiguousarray(v, dtype=d)
+            for v in vals[:2])
     out = np.empty(n.shape, dtype=d)
     p = np.asarray(plan.plan, dtype=np.int64)
     if not _CDLL[0].xa_matmul_host(p.ctypes.data, a.ctypes.data, b.ctypes.data,

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import scipy_lapack
 from . import linalg as _linalg  # noqa: F401  (defines lapack and lu_permutation)
-from .host_common import NotExact, has_subnormal
+from .host_common import NotExact, f_ordered, has_subnormal
 
 __all__ = ["MAX_STACK", "RULES", "lapack_rule"]
 
@@ -37,7 +37,7 @@ def _each(batch: tuple) -> Any:
 
 
 def _fortran(a: np.ndarray) -> np.ndarray:
-    return np.array(a, order="F", copy=True)
+    return f_ordered(a) if a.flags.c_contiguous else np.array(a, order="F", copy=True)
 
 
 def _lwork(query: Any, *args: Any, **kw: Any) -> int:
