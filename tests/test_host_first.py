@@ -626,16 +626,19 @@ def test_a_buffer_is_scanned_for_subnormals_once(host_first, monkeypatch):
     assert scanned.count(X.size) == 2
     del scanned[:]
     np.asarray(xp.sqrt(xp.abs(x)) + y)  # a new structure reading both
-    assert scanned.count(X.size) == 3  # the three results computed; neither leaf again
+    assert scanned.count(X.size) == 2  # the root and the sum; neither leaf again, nor abs
+    del scanned[:]                     # (its values are its operand's, up to sign)
+    np.asarray(xp.maximum(-y, xp.floor(x)) * 0.5)
+    assert scanned.count(X.size) == 1  # only the product computes new values
     m = host_first()
-    assert m["host_runs"] == 2 and m["compiles"] == 0
+    assert m["host_runs"] == 3 and m["compiles"] == 0
     bad = X.copy()
     bad[0, 0] = 1e-310
     z = xp.asarray(bad)
     np.asarray(z * 2.0)  # two structures: each would run on the host but for z
     np.asarray(xp.abs(z) - 1.0)
     m = host_first()
-    assert m["host_runs"] == 2 and m["compiles"] == 2
+    assert m["host_runs"] == 3 and m["compiles"] == 2
 
 
 def test_a_host_run_drops_each_value_after_its_last_use(host_first):
@@ -952,3 +955,51 @@ def test_complex_values_moved_and_converted_run_on_the_host(host_first):
     before = host_first()
     np.asarray(xp.astype(r, xp.complex128) * xp.astype(i, xp.complex128))
     assert host_first()["compiles"] == before["compiles"] + 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_ops_that_keep_their_operands_values_make_no_subnormal(dtype):
+    """The evaluator does not scan the results of ops that only keep their operands' values
+    (``ops/host.py``, ``keeps_values``): on values with none, including the smallest normal
+    numbers, zeros of both signs, infinities and NaN, their host rules make no subnormal
+    number; conversions that narrow a float are not among them."""
+    from xla_array.core.graph import plan_graph
+    from xla_array.core.ops.host import KEEPS, keeps_values
+    from xla_array.core.ops.host_common import has_subnormal
+
+    fin = np.finfo(dtype)
+    corpus = np.array([fin.tiny, -fin.tiny, fin.tiny * 1.5, 0.0, -0.0, np.inf, -np.inf,
+                       np.nan, fin.max, -fin.max, 0.3, -2.5, 7.5, fin.eps], dtype)
+    other = np.roll(corpus, 3)
+    x, y = xp.asarray(corpus), xp.asarray(other)
+    z = xp.asarray(corpus[::-1] + 0j * 1)
+    cases = {
+        "negative": -x, "floor": xp.floor(x), "ceil": xp.ceil(x),
+        "trunc": xp.trunc(x), "round": xp.round(x), "sign": xp.sign(x), "abs": xp.abs(x),
+        "maximum": xp.maximum(x, y), "minimum": xp.minimum(x, y),
+        "select": xp.where(x > y, x, y), "concat": xp.concat([x, y]),
+        "real": xp.real(z), "imag": xp.imag(z), "conj": xp.conj(z),
+        "sort": xp.sort(x), "max": xp.max(xp.reshape(x, (2, 7)), axis=1),
+        "min": xp.min(xp.reshape(x, (2, 7)), axis=0),
+        "from_int": xp.astype(xp.arange(-5, 9), x.dtype),
+        "to_complex": xp.astype(x, xp.complex128),
+    }
+    if dtype == np.float32:
+        cases["widen"] = xp.astype(x, xp.float64)
+    w = xp.asarray(np.zeros(16, dtype))
+    for i in (1, 5):
+        w[i] = x[i]  # a write of a value read from an array
+    cases["write"] = w
+    seen = set()
+    with xp.flags.using(host_first=True, host_first_budget=3600.0):
+        for name, a in cases.items():
+            order = plan_graph([a._node])[0]
+            kept = [n for n in order if n.dtype.kind in "fc" and keeps_values(n)]
+            assert kept, name  # (the case exercises such an op)
+            seen.update(n.op.name for n in kept)
+            assert not has_subnormal(np.asarray(a)), name
+    # every op the evaluator trusts is among the cases (positive records no node, multi-key
+    # sorts and combined writes are sorts and writes as above)
+    assert KEEPS - seen <= {"positive", "sort_multi", "update_slices"}, KEEPS - seen
+    narrowing = xp.astype(xp.asarray(np.array([1e-300, 1.0])), xp.float32)
+    assert not keeps_values(plan_graph([narrowing._node])[0][-1])

@@ -20,11 +20,12 @@ iterations; a small graph run now and then never does.
 Bits: the results are the compiled graph's, NaN payloads aside. Rules exist only for ops whose
 lowering rounds as NumPy does; a rule raises ``NotExact`` for values where it cannot promise
 that (an out-of-range float-to-integer cast, a zero max/min, whose sign follows XLA's order), and
-subnormal numbers, which compiled code flushes to zero, are looked for in every computing op's
-float operands and results (a buffer once: ``mark_clean``): any of these and the graph compiles
-instead. The test suite runs
-with ``XLA_ARRAY_HOST_FIRST=check``: every graph compiles, and the bits of each run whose ops
-have rules are compared with the host's (``expected``, ``compare``).
+subnormal numbers, which compiled code flushes to zero, are looked for in the float leaves (a
+buffer once: ``mark_clean``) and in the results of every op that computes new values (not of
+those that move values or only keep their operands', up to sign, zeros and whole numbers:
+``ops/host.py``, ``MOVES``, ``keeps_values``): any of these and the graph compiles instead.
+The test suite runs with ``XLA_ARRAY_HOST_FIRST=check``: every graph compiles, and the bits
+of each run whose ops have rules are compared with the host's (``expected``, ``compare``).
 
 ``XLA_ARRAY_HOST_FIRST=0`` (``xp.flags.set(host_first=False)``) turns it off: every new graph
 compiles at once. ``xp.debug.metrics()`` counts ``host_runs`` and ``host_seconds``.
@@ -47,7 +48,7 @@ from . import metrics as _metrics
 from . import registry, rewrite
 from .devices import Device
 from .graph import BUFFER, SCALAR, Node
-from .ops.host import COMPLEX_DTYPES, COMPLEX_OPS, DTYPES, MOVES, NotExact
+from .ops.host import COMPLEX_DTYPES, COMPLEX_OPS, DTYPES, MOVES, NotExact, keeps_values
 from .ops.host_common import c_ordered, has_subnormal
 from .ops.reductions import SEQUENTIAL_ROWS, sum_plan
 
@@ -240,12 +241,11 @@ def _program(rules: list | None, order: Sequence[Node], bufs: Sequence[Node],
     for i, (n, (rule, kernel), ins) in enumerate(zip(order, rules, ins_of)):
         if n.op.nout > 1:
             kind = _MULTI
-        elif n.op.name not in MOVES and n.dtype.kind == "f":
-            kind = _SCAN
-        elif n.op.name not in MOVES and n.dtype.kind == "c":
-            kind = _SCAN_PARTS
-        else:
+        elif n.dtype.kind not in "fc" or n.op.name in MOVES or (
+                kernel is None and keeps_values(n)):  # (no new float values: ``ops/host.py``)
             kind = _MOVE
+        else:
+            kind = _SCAN if n.dtype.kind == "f" else _SCAN_PARTS
         attrs = _PLAIN if kernel is None else kernel[1]
         bind = getattr(rule, "bind", None) if kernel is None else None
         if bind is not None:  # (the rule for this structure: ``ops/host.py``)

@@ -40,7 +40,8 @@ from .host_common import NotExact, convert_value
 from .reductions import numpy_order, sum_plan
 from .structural import OPS
 
-__all__ = ["NotExact", "DTYPES", "MOVES", "COMPLEX_DTYPES", "COMPLEX_OPS"]
+__all__ = ["NotExact", "DTYPES", "MOVES", "KEEPS", "COMPLEX_DTYPES", "COMPLEX_OPS",
+           "keeps_values"]
 
 DTYPES = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                     "uint64", "float32", "float64"))
@@ -51,9 +52,37 @@ DTYPES = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16"
 MOVES = frozenset(("reshape", "broadcast", "transpose", "slice", "reverse", "pad", "iota",
                    "get", "get_internal", "dynamic_slice", "checked", "gather", "take_axis",
                    "take_along"))
+# ops whose float results hold only their operands' values (negated or not), zeros, or whole
+# numbers: signs, rounding, parts, selections, maxima, writes, sorts; from values with no
+# subnormal they make none, so the evaluator does not look at their results (``keeps_values``)
+KEEPS = frozenset(("negative", "positive", "conj", "real", "imag", "ceil", "floor", "round",
+                   "trunc", "sign", "concat", "dynamic_update_slice", "update_slices",
+                   "select", "maximum", "minimum", "sort_keyed", "sort_multi"))
 COMPLEX_DTYPES = frozenset(("complex64", "complex128"))
 # the ops whose host rules give compiled code's bits for complex values too (above)
 COMPLEX_OPS = MOVES | {"convert", "real", "imag", "conj", "negative", "concat", "select"}
+
+
+def keeps_values(n: Any) -> bool:
+    """Whether node ``n`` (computed by its op's own rule) makes no float value its operands do
+    not hold, up to sign, zeros and whole numbers (``KEEPS``; real ``abs``; max/min
+    reductions; conversions from integers or bools, and to a float or complex type whose
+    parts are as wide): its result holds no subnormal when its operands hold none."""
+    name = n.op.name
+    if name in KEEPS:
+        return True
+    if name == "abs":
+        return n.inputs[0].dtype.kind != "c"
+    if name == "reduce":
+        return n.attrs.kind in ("max", "min")
+    if name == "convert":
+        src, dst = n.inputs[0].dtype, n.dtype
+        if src.kind in "biu":
+            return True
+        part = {"f": 1, "c": 2}
+        return src.kind in part and dst.kind in part and \
+            dst.itemsize // part[dst.kind] >= src.itemsize // part[src.kind]
+    return False
 
 
 def _cast(v: np.ndarray, d: Any) -> np.ndarray:
