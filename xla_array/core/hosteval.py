@@ -497,7 +497,7 @@ _FAST_SCAN = (getattr(_graph._graphcore, "has_subnormal", None)  # type: ignore[
 def _evaluate(order: list[Node], program: Program, bufs: list[Node], scalars: list[Node],
               outs: list[Node], checks: bool) -> list[np.ndarray]:
     # every float value is looked at once for subnormals: the leaves here, each computed result
-    # below (an op that only moves values makes none)
+    # below (an op that moves values or only keeps its operands' makes none: ``_program``)
     env: list[Any] = [None] * program.size
     k = 0
     for n in bufs:
