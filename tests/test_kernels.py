@@ -260,6 +260,33 @@ def test_lapack_operands_copied_column_major_give_the_same_bits(dtype, monkeypat
         assert a.tobytes() == b.tobytes()
 
 
+@pytest.mark.parametrize("n", [2, 300])
+def test_lapack_reading_an_fft_result_runs_without_the_layout_kernel(n, monkeypatch):
+    """XLA let a LAPACK call's column-major operand layout reach back into the FFT that
+    computed it, whose thunk then failed (RET_CHECK in fft_thunk.cc: at compile time for a
+    2 x 2 matrix, when the result was read for 300 x 300) wherever the layout kernel does
+    not copy the operand; the FFT's result now goes out row-major whatever reads it."""
+    monkeypatch.setattr(layout._LIB, "ok", False)
+    if pocketfft.available():  # (small FFTs call NumPy's loops: XLA's FFT is the case here)
+        monkeypatch.setattr(pocketfft._LIB, "ok", False)
+    rng = np.random.default_rng(n)
+    m = rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))
+    b = rng.standard_normal((n, 1)) + 0j
+    executables.clear()
+    with xp.flags.using(host_first=False):
+        f = xp.fft.fft(xp.asarray(m))
+        np.testing.assert_allclose(np.asarray(xp.linalg.inv(f)), np.linalg.inv(np.fft.fft(m)),
+                                   rtol=1e-9, atol=1e-12)
+        got = np.asarray(xp.linalg.solve(xp.fft.fft(xp.asarray(m)), xp.asarray(b)))
+        np.testing.assert_allclose(got, np.linalg.solve(np.fft.fft(m), b), rtol=1e-9,
+                                   atol=1e-12)
+        h = xp.abs(xp.fft.fftn(xp.asarray(m))) + 4.0 * n * n * xp.eye(n)
+        want = np.abs(np.fft.fftn(m)) + 4.0 * n * n * np.eye(n)
+        np.testing.assert_allclose(np.asarray(xp.linalg.cholesky(h)),
+                                   np.linalg.cholesky(want), rtol=1e-9)
+    executables.clear()
+
+
 def test_lapack_operand_steps_stay_row_major(monkeypatch):
     """With the kernel, XLA writes no column-major copy of ``X - mean`` for the SVD beside
     the row-major one the user holds; without it, layout assignment does."""

@@ -264,8 +264,11 @@ def to_numpy(buf: Any) -> np.ndarray:
         if dtype in _PLAIN and buf.platform() == "cpu":
             try:
                 out = np.asarray(memoryview(buf))  # the buffer protocol waits for the value
-            except BufferError:  # refused for a global array over several devices
-                return _gather(buf)
+            except BufferError as err:
+                if type(buf._sharding) is _HloSharding:  # refused for a global array over
+                    return _gather(buf)                   # several devices
+                # (the run that computes it failed: XLA's message, not a gather's error)
+                raise BackendError(str(err)) from None
             return out if out.dtype == dtype else out.view(dtype)
         if aval.host is not None:
             return aval.host

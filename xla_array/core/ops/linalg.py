@@ -402,6 +402,13 @@ def _lower_fft(e: Emitter, n: Any, a: list) -> str:
     kind, lengths = n.attrs.kind, n.attrs.lengths
     y = e.op("stablehlo.fft", a, tensor_type(n.shape, n.dtype),
              f"fft_type = #stablehlo<fft_type {kind}>, fft_length = {i64s(lengths)}")
+    # XLA:CPU's FFT thunk wants its values row-major, but layout assignment let a LAPACK
+    # call's column-major operand layout reach back into the FFT (RET_CHECK failure in
+    # fft_thunk.cc: ``inv(fft(m))`` failed to compile, or to run, where the layout kernel is
+    # not in use): read out flat through a barrier, the result is row-major whatever reads it
+    flat = tensor_type((math.prod(n.shape),), n.dtype)
+    y = e.op("stablehlo.reshape", [e.op("stablehlo.optimization_barrier", [
+        e.op("stablehlo.reshape", [y], flat)], flat)], tensor_type(n.shape, n.dtype))
     real = dt.REAL_OF.get(n.dtype, n.dtype)
     scale = 1.0
     for f, _ in fft_factors(n.attrs, real):
