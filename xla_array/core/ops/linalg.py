@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import backend as _backend
 from .. import dtypes as dt
+from .. import registry
 from ..lower import Emitter, tensor_type
 from .structural import DECOMP, bcast, compare, define, i64s
 
@@ -396,19 +397,29 @@ def _infer_fft(inputs: tuple, attrs: Fft) -> tuple:
     return out
 
 
+def _layout_kernel() -> bool:
+    """Whether LAPACK's column-major operands are copied by the layout kernel
+    (``kernels/layout.py``: built, loaded, not turned off)."""
+    k = registry.KERNELS.get("layout")
+    return k is not None and registry.in_use(k)
+
+
 def _lower_fft(e: Emitter, n: Any, a: list) -> str:
     """XLA's transform over the node's axes at once, then the product of NumPy's factors (XLA's
     inverse transforms divide by the product of the lengths themselves: undone)."""
     kind, lengths = n.attrs.kind, n.attrs.lengths
     y = e.op("stablehlo.fft", a, tensor_type(n.shape, n.dtype),
              f"fft_type = #stablehlo<fft_type {kind}>, fft_length = {i64s(lengths)}")
-    # XLA:CPU's FFT thunk wants its values row-major, but layout assignment let a LAPACK
-    # call's column-major operand layout reach back into the FFT (RET_CHECK failure in
-    # fft_thunk.cc: ``inv(fft(m))`` failed to compile, or to run, where the layout kernel is
-    # not in use): read out flat through a barrier, the result is row-major whatever reads it
-    flat = tensor_type((math.prod(n.shape),), n.dtype)
-    y = e.op("stablehlo.reshape", [e.op("stablehlo.optimization_barrier", [
-        e.op("stablehlo.reshape", [y], flat)], flat)], tensor_type(n.shape, n.dtype))
+    if n.device.platform == "cpu" and not _layout_kernel():
+        # XLA:CPU's FFT thunk wants its values row-major, but layout assignment let a LAPACK
+        # call's column-major operand layout reach back into the FFT (RET_CHECK failure in
+        # fft_thunk.cc: ``inv(fft(m))`` failed to compile, or to run): read out flat through
+        # a barrier, the result is row-major whatever reads it. (The layout kernel copies
+        # LAPACK's operands itself, so no such layout reaches the FFT; and the barrier costs
+        # a copy of the result: |rfft| of 1024 x 4096 float32 took ~20% longer.)
+        flat = tensor_type((math.prod(n.shape),), n.dtype)
+        y = e.op("stablehlo.reshape", [e.op("stablehlo.optimization_barrier", [
+            e.op("stablehlo.reshape", [y], flat)], flat)], tensor_type(n.shape, n.dtype))
     real = dt.REAL_OF.get(n.dtype, n.dtype)
     scale = 1.0
     for f, _ in fft_factors(n.attrs, real):
