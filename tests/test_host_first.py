@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import xla_array as xp
-from xla_array.core import hosteval
+from xla_array.core import hosteval, hostsplit
 from xla_array.core.cache import executables
 from xla_array.core.ops.reductions import SEQUENTIAL_ROWS, sum_plan
 from xla_array.core.ops.structural import OPS
@@ -667,10 +667,10 @@ def test_a_host_run_drops_each_value_after_its_last_use(host_first):
 @pytest.fixture
 def small_tails(monkeypatch):
     """Graphs with a value above 1 KiB compile (the host tier's bound, lowered), without their
-    tail of values of at most 512 bytes (``hosteval.tail``)."""
+    tail of values of at most 512 bytes (``hostsplit.tail``)."""
     monkeypatch.setattr(hosteval, "MAX_BYTES", 1024)
-    monkeypatch.setattr(hosteval, "TAIL_MIN_BYTES", 1024)
-    monkeypatch.setattr(hosteval, "TAIL_BYTES", 512)
+    monkeypatch.setattr(hostsplit, "TAIL_MIN_BYTES", 1024)
+    monkeypatch.setattr(hostsplit, "TAIL_BYTES", 512)
 
 
 def test_a_compiled_graph_leaves_its_small_tail_to_the_host(host_first, small_tails,
@@ -696,7 +696,7 @@ def test_a_compiled_graph_leaves_its_small_tail_to_the_host(host_first, small_ta
     m = host_first()
     assert (m["compiles"], m["host_runs"]) == (1, 1)
     split = [np.asarray(v) for v in split]
-    monkeypatch.setattr(hosteval, "TAIL_MIN_NODES", 10 ** 9)  # the same graph, whole
+    monkeypatch.setattr(hostsplit, "TAIL_MIN_NODES", 10 ** 9)  # the same graph, whole
     executables.clear()
     whole = fit(x)
     xp.materialize(*whole)

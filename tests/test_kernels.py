@@ -418,7 +418,7 @@ def test_the_host_tier_takes_the_sum_kernels_loops_where_they_are_faster():
              (xp.max(x, axis=1), X.max(axis=1), False)]
     with xp.flags.using(host_first=True):
         for a, want, kernel in cases:
-            rule, _ = hosteval._rule(a._node, found)
+            rule, _ = hosteval.rule_of(a._node, found)
             assert (rule is pairwise.host) == kernel, (a.shape, kernel)
             assert np.asarray(a).tobytes() == want.tobytes()
 

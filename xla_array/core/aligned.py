@@ -1,7 +1,8 @@
-"""Host memory at XLA's buffer alignment (64 bytes): XLA's CPU client aliases a host array only
-at that alignment (a 16- or 32-byte aligned one is copied), and the native kernels' host rules
-give their C functions operands aligned as the compiled graph's buffers are. No jaxlib here:
-the backend (``put``) and the kernels (``kernels/library.py``) both use it."""
+"""Host memory as XLA holds it. At XLA's buffer alignment (64 bytes): XLA's CPU client aliases
+a host array only at that alignment (a 16- or 32-byte aligned one is copied), and the native
+kernels' host rules give their C functions operands aligned as the compiled graph's buffers
+are. And int4/uint4 values packed two a byte (``unpack4``). No jaxlib here: the backend
+(``put``, ``to_numpy``) and the kernels (``kernels/library.py``) use it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ALIGN", "aligned_empty", "aligned_copy"]
+__all__ = ["ALIGN", "aligned_empty", "aligned_copy", "unpack4"]
 
 ALIGN = 64
 
@@ -27,4 +28,19 @@ def aligned_copy(x: np.ndarray) -> np.ndarray:
     """A C-ordered copy of ``x`` at XLA's buffer alignment."""
     out = aligned_empty(x.shape, x.dtype)
     np.copyto(out, x)
+    return out
+
+
+def unpack4(packed: np.ndarray, size: int, signed: bool, dtype: np.dtype,
+            shape: tuple[int, ...]) -> np.ndarray:
+    """The ``size`` int4/uint4 values of XLA's packed host layout (two 4-bit values per byte,
+    low nibble first, row-major), read-only, in ``dtype`` and ``shape``."""
+    nibbles = np.empty(packed.size * 2, np.uint8)
+    nibbles[0::2] = packed & 0x0F
+    nibbles[1::2] = packed >> 4
+    values = nibbles[:size].astype(np.int8)
+    if signed:
+        values = (values ^ 8) - 8
+    out = values.astype(dtype).reshape(shape)
+    out.flags.writeable = False
     return out

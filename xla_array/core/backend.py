@@ -23,7 +23,7 @@ from jaxlib import xla_client as xc
 
 from . import proto as _proto
 from . import scipy_lapack as _scipy_lapack
-from .aligned import aligned_copy
+from .aligned import aligned_copy, unpack4
 
 __all__ = [
     "JAXLIB_VERSION", "LLVM_OPTIONS", "BackendError", "Executable", "block", "buffer_device",
@@ -264,10 +264,9 @@ def to_numpy(buf: Any) -> np.ndarray:
         if dtype in _PLAIN and buf.platform() == "cpu":
             try:
                 out = np.asarray(memoryview(buf))  # the buffer protocol waits for the value
-            except BufferError as err:
-                if type(buf._sharding) is _HloSharding:  # refused for a global array over
-                    return _gather(buf)                   # several devices
-                # (the run that computes it failed: XLA's message, not a gather's error)
+            except BufferError as err:  # refused for a global array over several devices,
+                if type(buf._sharding) is _HloSharding:  # or the run computing it failed
+                    return _gather(buf)
                 raise BackendError(str(err)) from None
             return out if out.dtype == dtype else out.view(dtype)
         if aval.host is not None:
@@ -292,7 +291,7 @@ def to_numpy(buf: Any) -> np.ndarray:
         if signed is None:  # bfloat16, float8_*: one element per itemsize bytes
             raw = np.asarray(_PointerView(buf, size * dtype.itemsize))
             return raw.view(dtype).reshape(shape)
-        return _unpack4(np.asarray(_PointerView(buf, (size + 1) // 2)), size, signed, dtype, shape)
+        return unpack4(np.asarray(_PointerView(buf, (size + 1) // 2)), size, signed, dtype, shape)
     except _XLA_ERRORS as e:
         raise BackendError(str(e)) from None
 
@@ -301,20 +300,6 @@ def _gather(buf: Any) -> np.ndarray:
     # load order: backend_spmd (the SPMD half of this layer) imports this module
     from . import backend_spmd as _backend_spmd
     return _backend_spmd.gather(buf)
-
-
-def _unpack4(packed: np.ndarray, size: int, signed: bool, dtype: np.dtype,
-             shape: tuple[int, ...]) -> np.ndarray:
-    """Two 4-bit values per byte, low nibble first, row-major."""
-    nibbles = np.empty(packed.size * 2, np.uint8)
-    nibbles[0::2] = packed & 0x0F
-    nibbles[1::2] = packed >> 4
-    values = nibbles[:size].astype(np.int8)
-    if signed:
-        values = (values ^ 8) - 8
-    out = values.astype(dtype).reshape(shape)
-    out.flags.writeable = False
-    return out
 
 
 def block(bufs: list[Any]) -> None:

@@ -30,7 +30,8 @@ import threading
 import warnings
 from typing import Any
 
-from .backend import _PACKED4, JAXLIB_VERSION, _unpack4, xc
+from .aligned import unpack4
+from .backend import _PACKED4, JAXLIB_VERSION, xc
 
 _CUDA_PLUGINS = (("jax_plugins.xla_cuda13", "jax-cuda13-pjrt"),
                  ("jax_plugins.xla_cuda12", "jax-cuda12-pjrt"))
@@ -239,6 +240,6 @@ def to_numpy_cuda(buf: Any, dtype: Any, shape: tuple) -> Any:
                                  _CUDA_MEMCPY_DEFAULT) != 0:
         return None
     out = raw.view(dtype).reshape(shape) if signed is None else \
-        _unpack4(raw, size, signed, dtype, shape)
+        unpack4(raw, size, signed, dtype, shape)
     out.flags.writeable = False
     return out

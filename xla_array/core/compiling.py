@@ -126,7 +126,7 @@ def register_targets(kinds: list[str]) -> None:
 
 
 class Split(NamedTuple):
-    """A graph compiled without its host tail (``hosteval.tail``): positions of the device
+    """A graph compiled without its host tail (``hostsplit.tail``): positions of the device
     part's buffer and scalar leaves (in the plan's lists), of its outputs (in the plan's order:
     the graph's outputs it computes and the values the tail reads), and of the graph's outputs
     the tail computes (in the plan's outputs)."""

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import backend as _backend
 from . import flags as _flags
-from . import hosteval, tiers
+from . import hosteval, hostsplit, tiers
 from . import metrics as _metrics
 from . import telemetry as _telemetry
 from .cache import executables
@@ -274,8 +274,8 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
                 if host_first == "check" and program is not None else None)
     if compiled is None and host_first is True and program is None and not hoisted:
         # a graph that compiles: the held values the host can compute from small buffers
-        # first (``hosteval.held_first``), then the rest over them
-        early = hosteval.held_first(order, outs, device)
+        # first (``hostsplit.held_first``), then the rest over them
+        early = hostsplit.held_first(order, outs, device)
         if early and len(early) < len(outs):
             del order, bufs, scalars, outs, struct, args
             _run(early, device)
@@ -289,7 +289,7 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
         _metrics.count("cache_misses")
         executables.note_miss(key)
         pack = packs_scalars(order, scalars, device)
-        tail = None if donate or pack else hosteval.tail(order, device)
+        tail = None if donate or pack else hostsplit.tail(order, device)
         if (tail is None and first and entry is not None and program is not None
                 and key not in _BEHIND and _behind() and not entry.refused()):
             # the host's runs took the budget: compile on the background thread and let the

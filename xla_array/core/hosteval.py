@@ -47,13 +47,13 @@ from . import graph as _graph
 from . import metrics as _metrics
 from . import registry, rewrite
 from .devices import Device
-from .graph import BUFFER, SCALAR, Node
+from .graph import SCALAR, Node
 from .ops.host import COMPLEX_DTYPES, COMPLEX_OPS, DTYPES, MOVES, NotExact, keeps_values
 from .ops.host_common import c_ordered, has_subnormal
 from .ops.reductions import SEQUENTIAL_ROWS, sum_plan
 
-__all__ = ["Entry", "entry", "host_turn", "spent", "Program", "eligible", "exact", "held_first",
-           "evaluate", "expected", "compare", "mark_clean", "NotExact"]
+__all__ = ["Entry", "entry", "host_turn", "spent", "Program", "eligible", "exact", "evaluate",
+           "expected", "compare", "mark_clean", "NotExact"]
 
 log = logging.getLogger("xla_array")
 
@@ -155,7 +155,7 @@ def eligible(order: list[Node], device: Any, e: Entry | None, bufs: Sequence[Nod
     if e is None:
         return _program(_rules(order, device, MAX_BYTES), order, bufs, scalars, outs, False)
     gen = _flags.generation()
-    found = _kernels()  # (the same object while the kernels in use stay the same)
+    found = kernels_in_use()  # (the same object while the kernels in use stay the same)
     program = e.program
     if program is not _UNSET and e.gen == gen and e.found is found:
         if program is not _UNKNOWN:
@@ -265,74 +265,37 @@ def exact(order: list[Node], device: Any) -> bool:
 
 
 def _rules(order: list[Node], device: Any, max_bytes: int | None) -> list | None:
-    if not _host_side(device):
+    if not host_side(device):
         return None
-    found = _kernels()
+    found = kernels_in_use()
     rules = []
     for n in order:
-        rule = _exact_rule(n, found)
-        if rule is None or (max_bytes is not None and _nbytes(n) > max_bytes):
+        rule = exact_rule(n, found)
+        if rule is None or (max_bytes is not None and nbytes(n) > max_bytes):
             return None
         rules.append(rule)
     return rules
 
 
-def held_first(order: list[Node], outs: list[Node], device: Any) -> list[Node]:
-    """The held values of a graph that compiles which the host can compute from small
-    integer or boolean buffers alone (labels, indices, masks): outputs (``outs``) whose every
-    step has an exact host rule and whose values and leaves are at most ``MAX_BYTES``, reading
-    at least one such buffer. Computed first (on the host), they are buffers when the rest
-    compiles, as they are in the later graphs of a library that computes them once and keeps
-    them (LogisticRegression's encoded labels and one-hot targets): the rest then has those
-    graphs' structure and shares their executable. (Values from float buffers are left in
-    the graph: a model's parameters change at every step, and computing their functions
-    apart only cut GaussianMixture's EM steps into more graphs: two fits on 100,000 x 64
-    compiled 12 graphs instead of 9.)"""
-    if not _host_side(device):
-        return []
-    found = _kernels()
-    ok: dict[int, bool] = {}  # id(node) -> reads a buffer; present when the host may compute it
-    for n in order:
-        if _nbytes(n) > MAX_BYTES or _exact_rule(n, found) is None:
-            continue
-        leaf = False
-        for x in n.inputs:
-            op = x.op
-            if op is SCALAR:
-                continue
-            if op is BUFFER:
-                if _nbytes(x) > MAX_BYTES or x.dtype.kind not in "biu":
-                    break
-                leaf = True
-                continue
-            st = ok.get(id(x))
-            if st is None:
-                break
-            leaf = leaf or st
-        else:
-            ok[id(n)] = leaf
-    return [n for n in outs if ok.get(id(n))]
-
-
-def _host_side(device: Any) -> bool:
+def host_side(device: Any) -> bool:
     """Whether graphs on ``device`` may have values computed on the host: a local CPU device
     (a Mesh's pieces live on several devices), ``fast_math`` off."""
     return not _flags._values["fast_math"] and type(device) is Device and \
         device.platform == "cpu" and device._local
 
 
-def _nbytes(n: Node) -> int:
+def nbytes(n: Node) -> int:
     return math.prod(n.shape) * n.dtype.itemsize
 
 
-def _exact_rule(n: Node, found: dict) -> tuple[Any, Any] | None:
-    """``_rule`` of node ``n``, or None where no rule can give its compiled bits whatever the
-    values (``_refused``)."""
-    rule = _rule(n, found)
-    return None if _refused(n, rule) else rule
+def exact_rule(n: Node, found: dict) -> tuple[Any, Any] | None:
+    """``rule_of`` node ``n``, or None where no rule can give its compiled bits whatever the
+    values (``refused_rule``)."""
+    rule = rule_of(n, found)
+    return None if refused_rule(n, rule) else rule
 
 
-def _refused(n: Node, rule: tuple[Any, Any]) -> bool:
+def refused_rule(n: Node, rule: tuple[Any, Any]) -> bool:
     """Whether node ``n``'s rule ``rule`` cannot give its compiled bits whatever the values:
     no rule, a dtype the rules do not cover, or XLA's own float code."""
     # (a kernel's host rule gives the kernel's bits: complex values included)
@@ -356,60 +319,12 @@ def _covered(d: Any, complex_ok: bool) -> bool:
     return d.name in DTYPES or (complex_ok and d.name in COMPLEX_DTYPES)
 
 
-# A compiled graph over large values leaves its tail to the host: the nodes that compute small
-# values from small values only, with exact host rules, and that no other node reads (what a
-# library does after a decomposition or a reduction: scaling the singular values, ratios,
-# signs, a rank). XLA compiles each of them as a kernel of its own, 7-8 ms apiece on the 2-core
-# VM whatever its size (a one-add graph: 23-28 ms, an empty one 10), while NumPy computes one in
-# microseconds: PCA's graph at 100,000 x 64 compiled in 200-246 ms, without its tail of 29 such
-# nodes in 71 (docs/performance.md, "Measured choices"). Only where some value is above
-# TAIL_MIN_BYTES (the host tier's bound: graphs whose runs take milliseconds) and the tail has
-# TAIL_MIN_NODES computing nodes or more: a tail runs as a graph of its own, on the host until
-# its runs have taken the host budget, then compiled (GaussianMixture's EM steps end in tails
-# of 4 ops, a convergence test, run once per iteration: they compiled after 20 iterations,
-# 100 ms each, more than they saved).
-TAIL_BYTES = 1 << 16
-TAIL_MIN_BYTES = MAX_BYTES
-TAIL_MIN_NODES = 5
-
-
-def tail(order: list[Node], device: Any) -> tuple[frozenset, frozenset] | None:
-    """The positions in ``order`` of the graph's host tail (above) and the ids of the nodes its
-    rules read, or None where it has none: the setting off, ``device`` not a local CPU one, no
-    value above ``TAIL_MIN_BYTES``, fewer than ``TAIL_MIN_NODES`` computing nodes in the tail
-    (data movement aside)."""
-    if not _flags._values["host_first"] or not _host_side(device) or \
-            max(map(_nbytes, order), default=0) <= TAIL_MIN_BYTES:
-        return None
-    found = _kernels()
-    inputs = []  # per node, the values its host rule reads (None: no exact rule)
-    read: dict[int, list[int]] = {}  # node id -> positions of the nodes reading it
-    for i, n in enumerate(order):
-        rule = _rule(n, found)  # (a kernel's rewrite reads its own inputs: compiled too)
-        xs = n.inputs if rule[1] is None else rule[1][0]
-        inputs.append(None if _refused(n, rule) else xs)
-        for x in {*n.inputs, *xs}:
-            read.setdefault(id(x), []).append(i)
-    host: set[int] = set()
-    for i in range(len(order) - 1, -1, -1):
-        n, xs = order[i], inputs[i]
-        if xs is None or n.op.nout > 1 or _nbytes(n) > TAIL_BYTES or \
-                any(x.op.nout > 1 or _nbytes(x) > TAIL_BYTES for x in xs):
-            continue
-        if all(j in host for j in read.get(id(n), ())):
-            host.add(i)
-    if sum(order[i].op.name not in MOVES for i in host) < TAIL_MIN_NODES:
-        return None  # (moves fuse into their readers: they save no kernel)
-    return frozenset(host), frozenset(id(x) for i in host
-                                      for x in {*order[i].inputs, *(inputs[i] or ())})
-
-
-def _kernels() -> dict:
+def kernels_in_use() -> dict:
     """The kernels in use by op name (``rewrite.rules``): the graph is lowered with them."""
     return rewrite.rules() if registry.KERNELS else {}
 
 
-def _rule(n: Node, found: dict) -> tuple[Any, Any]:
+def rule_of(n: Node, found: dict) -> tuple[Any, Any]:
     """(host rule, (inputs, attrs) or None) of node ``n`` as it will be lowered: the rule of
     the kernel that replaces it, when that kernel has one (``Kernel.host``, called with the
     rewrite's inputs and attrs), else that of a kernel computing such nodes faster on the
