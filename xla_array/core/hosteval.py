@@ -306,7 +306,7 @@ def refused_rule(n: Node, rule: tuple[Any, Any]) -> bool:
             sum_plan(n.inputs[0].shape, n.attrs.axes)[1] > SEQUENTIAL_ROWS and \
             not _column_kernel():
         return True  # many rows added by XLA's reduction, in its own order
-    if n.op.name == "cumreduce" and n.dtype.kind == "f" and not _in_use("scan"):
+    if n.op.name == "cumreduce" and n.dtype.kind == "f" and not registry.kind_in_use("scan"):
         return True  # XLA's scan, in its own order
     if n.dtype.kind in "fc" and (n.op.name in ("floor_divide", "remainder") or (
             n.op.name == "reduce" and n.attrs.kind == "prod")):
@@ -339,15 +339,9 @@ def rule_of(n: Node, found: dict) -> tuple[Any, Any]:
     return n.op.host, None
 
 
-def _in_use(kind: str) -> bool:
-    """Whether the native kernels of ``kind`` are in use (built, loaded, not turned off)."""
-    k = registry.KERNELS.get(kind)
-    return k is not None and registry.in_use(k)
-
-
 def _column_kernel() -> bool:
     """Whether float column sums of many rows go to the column-sum kernel (NumPy's order)."""
-    return _in_use("pairwise")
+    return registry.kind_in_use("pairwise")
 
 
 # buffers known to hold no subnormal number (buffers are immutable): the leaves scanned once,

@@ -74,6 +74,12 @@ def in_use(kernel: Kernel) -> bool:
     return (kernel.flag is None or bool(_flags._values[kernel.flag])) and kernel.available()
 
 
+def kind_in_use(kind: str) -> bool:
+    """Whether the kernel of ``kind`` is registered and in use (built, loaded, not off)."""
+    k = KERNELS.get(kind)
+    return k is not None and in_use(k)
+
+
 def context() -> str:
     """The kinds of the kernels in use, for the disk cache's context."""
     return ",".join(sorted(k.kind for k in KERNELS.values() if in_use(k)))

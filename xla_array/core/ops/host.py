@@ -98,7 +98,8 @@ def _elementwise(fn: Any) -> Any:
     def bind(n: Any) -> Any:
         """``rule`` for the nodes of ``n``'s structure (the evaluator's program binds it
         once): the compute dtype found, and no conversion where the operands have it."""
-        cd, cdn, out = compute_dtype(n), compute_dtype(n).np, n.dtype.np
+        cd = compute_dtype(n)
+        cdn, out = cd.np, n.dtype.np
         same = all(x.dtype == cd for x in n.inputs)
 
         def run(vals: list) -> np.ndarray:

@@ -397,20 +397,13 @@ def _infer_fft(inputs: tuple, attrs: Fft) -> tuple:
     return out
 
 
-def _layout_kernel() -> bool:
-    """Whether LAPACK's column-major operands are copied by the layout kernel
-    (``kernels/layout.py``: built, loaded, not turned off)."""
-    k = registry.KERNELS.get("layout")
-    return k is not None and registry.in_use(k)
-
-
 def _lower_fft(e: Emitter, n: Any, a: list) -> str:
     """XLA's transform over the node's axes at once, then the product of NumPy's factors (XLA's
     inverse transforms divide by the product of the lengths themselves: undone)."""
     kind, lengths = n.attrs.kind, n.attrs.lengths
     y = e.op("stablehlo.fft", a, tensor_type(n.shape, n.dtype),
              f"fft_type = #stablehlo<fft_type {kind}>, fft_length = {i64s(lengths)}")
-    if n.device.platform == "cpu" and not _layout_kernel():
+    if n.device.platform == "cpu" and not registry.kind_in_use("layout"):
         # XLA:CPU's FFT thunk wants its values row-major, but layout assignment let a LAPACK
         # call's column-major operand layout reach back into the FFT (RET_CHECK failure in
         # fft_thunk.cc: ``inv(fft(m))`` failed to compile, or to run): read out flat through
