@@ -428,6 +428,24 @@ def test_empty_matrices(shape):
     assert LA.matrix_rank(A).shape == shape[:-2]
 
 
+@pytest.mark.parametrize("blas", [True, False])
+def test_products_of_one_term_have_numpys_zero_sign(blas):
+    """A contraction over one element: NumPy's matmul adds each product to 0.0, so -0.0
+    products give 0.0 (``1 / (a @ b)`` is inf, not -inf). XLA makes such a dot a multiply:
+    mixed dtypes, large results, stacks and complex values, with and without the BLAS
+    kernel, computed on the host first and compiled."""
+    cases = [(-np.ones((3, 1), np.float32), np.zeros((1, 3))),
+             (np.array([-0.75, 0.5, -5.5], np.float32).reshape(3, 1, 1), np.zeros(1)),
+             (-np.ones((1200, 1)), np.zeros((1, 1200))),
+             (np.array([[-1 - 1j], [1 + 0j]]), np.array([[0j, complex(-0.0, 0.0)]])),
+             (-np.ones((2, 3, 1)), np.zeros((2, 1, 2)))]
+    for host_first in (True, False):
+        with xp.flags.using(blas=blas, host_first=host_first):
+            for a, b in cases:
+                got, want = np.asarray(xp.asarray(a) @ xp.asarray(b)), a @ b
+                assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (a, b)
+
+
 def test_errors():
     sq = xp.asarray(np.eye(3))
     with pytest.raises(ValueError):

@@ -275,6 +275,22 @@ def test_take_rules() -> None:
         xp.take_along_axis(x, xp.asarray([0]), axis=0)
 
 
+@pytest.mark.parametrize("shape, indices, axis", [
+    ((0, 0, 2), [0, 0], 1), ((2, 0), [5], 0), ((0, 3), [5], 1), ((2, 0), [0], 1),
+    ((0,), [0], 0), ((0, 0), [-7], 1), ((3, 0), [1, -3], 0), ((0, 4), [], 1)])
+def test_take_from_empty_arrays_checks_the_indices_as_numpy(shape, indices, axis) -> None:
+    """NumPy's take looks at the indices once per element before ``axis``: with none, it
+    takes nothing and raises nothing, whatever the indices (array_api_strict's take is it)."""
+    a, i = np.zeros(shape), np.asarray(indices, dtype=np.int64)
+    try:
+        want = np.take(a, i, axis=axis)
+    except IndexError:
+        with pytest.raises(IndexError):
+            np.asarray(xp.take(xp.asarray(a), xp.asarray(i), axis=axis))
+    else:
+        _same(xp.take(xp.asarray(a), xp.asarray(i), axis=axis), want)
+
+
 @FAST
 @given(arrays(["int32", "float64", "bool"], [(0,), (4,), (3, 2)]), st.data())
 def test_repeat_matches_numpy(a: np.ndarray, data: st.DataObject) -> None:

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import builtins
+import math
 import operator
 
 import numpy as np
@@ -122,11 +123,14 @@ def _take(x: Array, indices: Array, axis: int | None, check: bool) -> Array:
     else:
         a = _axes.axis(axis, x.ndim, "take")
     out_shape = x.shape[:a] + indices.shape + x.shape[a + 1:]
-    if indices.size and x.shape[a] == 0:
+    # NumPy's take looks at the indices once per element of the axes before ``axis``: with
+    # none (a zero there), it takes nothing and checks nothing
+    looked = check and indices.size and math.prod(x.shape[:a]) > 0
+    if looked and x.shape[a] == 0:
         raise IndexError(f"take(): cannot take from an empty axis {a} (shape {x.shape})")
     if 0 in out_shape:
         z = _zeros(out_shape, x)
-        return wrap(empty_result(z._node, [(indices._node, x.shape[a], a)])) if check else z
+        return wrap(empty_result(z._node, [(indices._node, x.shape[a], a)])) if looked else z
     idx = checked_indices(indices._node, x.shape[a], a) if check else indices._node
     return wrap(record(OPS["take_axis"], (x._node, idx), Take(a)))
 

@@ -17,7 +17,7 @@ from ..dtypes import DType
 from ..lower import Emitter, tensor_type
 from . import nan_safe as _nan_safe  # noqa: F401  (registers its lower.FACTS entry)
 from .ieee import carries_product, faithful, unfoldable
-from .structural import OPS, _axes_in, compare, define, i64s, select
+from .structural import OPS, _axes_in, compare, define, i64s, plus_zero, select
 
 __all__ = ["Reduce", "ArgReduce", "order_free_reductions", "pairwise_rows", "sum_plan",
            "regular_rows", "numpy_order", "numpy_order_sum", "SEQUENTIAL_ROWS", "WIDE"]
@@ -289,7 +289,7 @@ def numpy_order_sum(e: Emitter, n: Any, x: str, row_call: Any = None,
             v = e.op("stablehlo.reduce", [v, e.const(0, acc)], tensor_type((k,), acc),
                      "dimensions = array<i64: 0>", region=e.scalar_body("stablehlo.add", acc))
         v = e.op("stablehlo.reshape", [v], tensor_type(out, acc))
-    v = _plus_zero(e, v, out, acc)
+    v = plus_zero(e, v, out, acc)
     # the sums computed once: written out of reshapes, slices and adds, they are elementwise
     # code to XLA, which fused them into consumers that broadcast them and so recomputed each
     # sum per element read (pairwise distances' row norms: 2x slower). A kernel's result is a
@@ -300,19 +300,6 @@ def numpy_order_sum(e: Emitter, n: Any, x: str, row_call: Any = None,
     if acc is not d:
         v = e.op("stablehlo.convert", [v], tensor_type(out, d))
     return e.op("stablehlo.reshape", [v], tensor_type(n.shape, d))
-
-
-def _plus_zero(e: Emitter, s: str, shape: tuple, d: DType) -> str:
-    """``0.0 + s`` (NumPy adds the sum to the identity: -0.0 becomes 0.0), written as a
-    select, which XLA's simplifier does not drop as it drops ``s + 0``."""
-    if d.kind == "c":
-        r = dt.REAL_OF[d]
-        re_ = _plus_zero(e, e.op("stablehlo.real", [s], tensor_type(shape, r)), shape, r)
-        im = _plus_zero(e, e.op("stablehlo.imag", [s], tensor_type(shape, r)), shape, r)
-        return e.op("stablehlo.complex", [re_, im], tensor_type(shape, d))
-    zero = e.op("stablehlo.broadcast_in_dim", [e.const(0, d)], tensor_type(shape, d),
-                "broadcast_dimensions = array<i64>")
-    return select(e, compare(e, "EQ", s, zero, shape, d), zero, s, shape, d)
 
 
 # ---------------------------------------------------------------- NumPy's order for float sums

@@ -100,6 +100,19 @@ def select(e: Emitter, p: str, a: str, b: str, shape: tuple, d: DType) -> str:
     return e.op("stablehlo.select", [p, a, b], tensor_type(shape, d))
 
 
+def plus_zero(e: Emitter, s: str, shape: tuple, d: DType) -> str:
+    """``0.0 + s`` (NumPy adds a sum to its identity: -0.0 becomes 0.0), written as a
+    select, which XLA's simplifier does not drop as it drops ``s + 0``."""
+    if d.kind == "c":
+        r = dt.REAL_OF[d]
+        re_ = plus_zero(e, e.op("stablehlo.real", [s], tensor_type(shape, r)), shape, r)
+        im = plus_zero(e, e.op("stablehlo.imag", [s], tensor_type(shape, r)), shape, r)
+        return e.op("stablehlo.complex", [re_, im], tensor_type(shape, d))
+    zero = e.op("stablehlo.broadcast_in_dim", [e.const(0, d)], tensor_type(shape, d),
+                "broadcast_dimensions = array<i64>")
+    return select(e, compare(e, "EQ", s, zero, shape, d), zero, s, shape, d)
+
+
 def i64s(xs: Any) -> str:
     xs = list(xs)
     return f"array<i64{': ' + ', '.join(str(int(x)) for x in xs) if xs else ''}>"
@@ -377,8 +390,13 @@ def _lower_dot(e: Emitter, n: Any, a: list) -> str:
         r = e.op("stablehlo.dot_general", [va, vb], tensor_type(n.shape, i),
                  f"dot_dimension_numbers = {dims}")
         return convert(e, r, n.shape, i, d)
-    return e.op("stablehlo.dot_general", [va, vb], tensor_type(n.shape, d),
-                f"dot_dimension_numbers = {dims}")
+    r = e.op("stablehlo.dot_general", [va, vb], tensor_type(n.shape, d),
+             f"dot_dimension_numbers = {dims}")
+    if d.kind in "fc" and math.prod(x.shape[i] for i in lc) == 1:
+        # one product a result: NumPy's matmul adds it to 0.0 (-0.0 becomes 0.0, which
+        # ``1 / (a @ b)`` shows), where XLA's simplifier makes the dot a multiply
+        r = plus_zero(e, r, n.shape, d)
+    return r
 
 
 define("dot_general", _infer_dot, _lower_dot, weight=HEAVY, attrs=DotGeneral)
