@@ -106,6 +106,13 @@ def test_chained_divisions_and_one_element_divisors_round_as_numpy(dtype):
         "a / b / c / a": (xa / xb / xc / xa, a / b / c / a),
         "(a / 59) / sum(a / 59)": ((xa / 59.0) / xp.sum(xa / 59.0), (a / one) / np.sum(a / one)),
         "(1 / a) / b": ((1.0 / xa) / xb, (np.asarray(1.0, dtype) / a) / b),
+        # 1 / (b / c) became c / b and 1 / (1 / a) a (found by the fuzzer in vector_norm's
+        # ord=-1 over no axes, 2026-11-29)
+        "reciprocal(b / c)": (xp.reciprocal(xb / xc), np.reciprocal(b / c)),
+        "reciprocal(reciprocal(a))": (xp.reciprocal(xp.reciprocal(xa)),
+                                      np.reciprocal(np.reciprocal(a))),
+        "vector_norm(a, axis=(), ord=-1)": (xp.linalg.vector_norm(xa, axis=(), ord=-1),
+                                            np.linalg.vector_norm(a, axis=(), ord=-1)),
         "reshape(a / b) / c": (xp.reshape(xa / xb, (8, 5)) / xp.reshape(xc, (8, 5)),
                                (a / b).reshape(8, 5) / c.reshape(8, 5)),
     }

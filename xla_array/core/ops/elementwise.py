@@ -505,6 +505,8 @@ def _lower(name: str) -> Any:
     sums = name in ("add", "subtract")  # (a product feeding them must not fuse: _ops_ieee)
     unfolded = _ops_ieee.UNFOLDED.get(name)
     divides = name == "divide"
+    # (reciprocal: ``1 / (b / c)`` became ``c / b`` and ``1 / (1 / x)`` x, one rounding fewer)
+    refolds = divides or name == "reciprocal"
 
     def lower(e: Emitter, n: Any, a: list) -> str:
         cd = compute_dtype(n)
@@ -515,10 +517,11 @@ def _lower(name: str) -> Any:
         args = [bcast(e, v, x.shape, n.shape, cd) for v, x in zip(vals, n.inputs)]
         if unfolded and cd.kind == "f" and _ops_ieee.produced_by(n.inputs[0], unfolded):
             args[0] = _ops_ieee.unfoldable(e, args[0], n.shape, cd)
-        elif divides and cd.kind == "f" and _ops_ieee.faithful() and \
+        elif refolds and cd.kind == "f" and _ops_ieee.faithful() and \
                 _ops_ieee.produced_by(n.inputs[0], ("divide", "reciprocal")):
-            # XLA's simplifier rewrites (a / b) / c as a / (b * c): one rounding fewer, not
-            # NumPy's (x / h / h, var / 59 / sum(...): found by host_first's check)
+            # XLA's simplifier rewrites (a / b) / c as a / (b * c) and 1 / (b / c) as c / b:
+            # one rounding fewer, not NumPy's (x / h / h, var / 59 / sum(...),
+            # vector_norm(x, axis=(), ord=-1): found by host_first's check)
             args[0] = _ops_ieee.unfoldable(e, args[0], n.shape, cd)
         if ckernel is not None and cd.kind == "c":
             return ckernel(e, args, n.shape, cd)
