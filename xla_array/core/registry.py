@@ -37,7 +37,8 @@ from typing import Any
 from . import flags as _flags
 from .cache import executables
 
-__all__ = ["Kernel", "KERNELS", "register", "in_use", "context"]
+__all__ = ["Kernel", "KERNELS", "register", "in_use", "kind_in_use", "context", "state",
+           "availability_changed"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,23 @@ def register(kernel: Kernel) -> Kernel:
 def in_use(kernel: Kernel) -> bool:
     """Whether graphs are rewritten to call ``kernel``: its setting is on and it is available."""
     return (kernel.flag is None or bool(_flags._values[kernel.flag])) and kernel.available()
+
+
+# counts the changes of any kernel's availability (``kernels/library.py``: a library loaded
+# or refused, a test turning one off): with the settings' generation and the number of kernels
+# registered, ``state()`` changes whenever ``in_use`` may answer differently
+_AVAILABILITY = [0]
+
+
+def availability_changed() -> None:
+    """Note that a kernel's ``available()`` may answer differently from now on."""
+    _AVAILABILITY[0] += 1
+
+
+def state() -> tuple[int, int, int]:
+    """A value that changes whenever the kernels in use may change (settings, availability,
+    registrations): what is derived from them may be cached under it."""
+    return _flags._generation[0], _AVAILABILITY[0], len(KERNELS)
 
 
 def kind_in_use(kind: str) -> bool:

@@ -45,20 +45,19 @@ def rules() -> dict[str, list[registry.Kernel]]:
     """Op name -> the kernels in use that may replace its nodes, in the order they are tried
     (``Kernel.order``: the row pass before the BLAS products, so ``X.T @ f(X @ w)`` is one
     row pass)."""
-    state = tuple([(id(k), registry.in_use(k)) for k in registry.KERNELS.values()])
     cached = _RULES
-    if cached and cached[0] == state:
+    if cached and cached[0] == registry.state():
         return cached[1]  # (every materialization and host run asks: built once per state)
     rules: dict[str, list[registry.Kernel]] = {}
     for k in sorted(registry.KERNELS.values(), key=lambda k: k.order):
-        if registry.in_use(k):
+        if registry.in_use(k):  # (a first ask loads the library: the state after it)
             for name in (k.replaces,) if isinstance(k.replaces, str) else k.replaces:
                 rules.setdefault(name, []).append(k)
-    _RULES[:] = [state, rules]
+    _RULES[:] = [registry.state(), rules]
     return rules
 
 
-# [the kernels and their in-use states, the rules built for them] (callers only read them)
+# [the registry's state (``registry.state``), the rules built under it] (callers only read them)
 _RULES: list = []
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..core import backend as _backend
 from ..core import flags as _flags
+from ..core import registry as _registry
 from ..core.aligned import ALIGN, aligned_empty
 
 __all__ = ["NativeLibrary", "handler_library", "library", "path", "register", "ALIGN",
@@ -62,12 +63,23 @@ class NativeLibrary:
 
     def __init__(self, what: str, instead: str, load: Callable[[], None]) -> None:
         self.what, self.instead, self._load = what, instead, load
-        self.ok: bool | None = None
+        self._ok: bool | None = None
         self.error = ""
         self._lock = threading.Lock()
 
+    @property
+    def ok(self) -> bool | None:
+        """Whether the library loaded (None: not tried yet). Setting it (the load, a test)
+        tells the registry, whose callers cache what depends on the kernels in use."""
+        return self._ok
+
+    @ok.setter
+    def ok(self, value: bool | None) -> None:
+        self._ok = value
+        _registry.availability_changed()
+
     def available(self) -> bool:
-        ok = self.ok
+        ok = self._ok
         if ok is not None:
             return ok
         with self._lock:
