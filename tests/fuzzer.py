@@ -666,6 +666,17 @@ class Candidate:
     late_error_ok: bool = False
 
 
+def _array_grid(a: np.ndarray) -> int | None:
+    """The grid of an input's float values (multiples of 2**-grid: 0 or 2), None where some
+    finite part is off the quarter grid (a matrix made diagonally dominant with complex
+    moduli: its products round, so they are not exact)."""
+    parts = np.concatenate([np.ravel(a.real), np.ravel(a.imag)]).astype(np.float64)
+    parts = parts[np.isfinite(parts)]
+    if not np.all(parts * 4 == np.round(parts * 4)):
+        return None
+    return 0 if np.all(parts == np.round(parts)) else 2
+
+
 def _scalar_grid(v: Any) -> int | None:
     parts = [v.real, v.imag] if isinstance(v, complex) else [v]
     for p in parts:
@@ -853,7 +864,7 @@ class _Generator:
     def fresh(self, dtype: str, shape: tuple, value: np.ndarray | None = None) -> Var:
         """A new input of the program."""
         value = self.data(dtype, shape) if value is None else value
-        var = Var(self.name(), value, True, 2 if dtype in FLOATS else 0)
+        var = Var(self.name(), value, True, _array_grid(value) if dtype in FLOATS else 0)
         self.steps.append(Step("input", [], [], [var.name], [True], data=value))
         self.vars[var.name] = var
         self.env[var.name] = self.xp.asarray(value)
