@@ -13,9 +13,11 @@ integer indexing, linalg, fft), each forced once and timed alone. Contenders:
 
 With ``--sklearn``, scikit-learn's first and second fits (PCA, Ridge,
 LinearDiscriminantAnalysis, LogisticRegression, GaussianMixture; ``array_api_dispatch=True``)
-at 10,000 x 16 and 100,000 x 64, for NumPy (``numpy``: scikit-learn's NumPy code;
-``numpy_api``: NumPy's arrays through its array-API path, the code xla_array's arrays take)
-and xla_array with an empty and a warm cache, each size and contender in a fresh process.
+at 10,000 x 16 and 100,000 x 64, for NumPy, array_api_strict (``strict``, when installed:
+NumPy behind the standard's reference namespace, which takes scikit-learn's generic array-API
+code, the code xla_array's arrays take; for NumPy's own arrays scikit-learn keeps some of its
+NumPy code, LogisticRegression's Cython loss among it, with ``array_api_dispatch`` on too) and
+xla_array with an empty and a warm cache, each size and contender in a fresh process.
 
 Reported per contender: import seconds, session total, each expression's time, and for
 xla_array the compiles, compile seconds and disk-cache loads (``xp.debug.metrics()``), and
@@ -29,6 +31,7 @@ Usage: python3 benchmarks/bench_first_use.py [--contenders numpy,jax_eager,xla_c
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -240,7 +243,7 @@ def child_sklearn(contender: str, n: int, d: int) -> dict:
     os.environ["SCIPY_ARRAY_API"] = "1"
     import numpy as np
     t0 = time.perf_counter()
-    plain = contender in ("numpy", "numpy_api")
+    plain = contender in ("numpy", "strict")
     if not plain:
         sys.path.insert(1, _REPO)
         import xla_array as xp
@@ -255,7 +258,11 @@ def child_sklearn(contender: str, n: int, d: int) -> dict:
     y_cls = rng.integers(0, 3, n)
     X[np.arange(n), y_cls] += 2.0
     y_reg = X @ rng.standard_normal(d) + 0.1 * rng.standard_normal(n)
-    if plain:
+    if contender == "strict":
+        import array_api_strict as xs
+        Xc, ycls, yreg = xs.asarray(X), xs.asarray(y_cls), xs.asarray(y_reg)
+        force = lambda r: None  # noqa: E731
+    elif plain:
         Xc, ycls, yreg = X, y_cls, y_reg
         force = lambda r: None  # noqa: E731
     else:
@@ -282,8 +289,8 @@ def child_sklearn(contender: str, n: int, d: int) -> dict:
 
     fits: dict[str, Any] = {}
     fit_compile_s: dict[str, list] = {}  # the compile seconds inside each fit
-    # (numpy_api: NumPy's arrays through scikit-learn's array-API path, the code xla_array's
-    # arrays take: what that path itself costs)
+    # (strict: NumPy behind array_api_strict, through scikit-learn's generic array-API code,
+    # the code xla_array's arrays take: what that path itself costs)
     with sklearn.config_context(array_api_dispatch=contender != "numpy"):
         for name, (make, target) in estimators.items():
             times, compiled = [], []
@@ -392,10 +399,12 @@ def main() -> None:
             print("\n# scikit-learn fits, first / second, ms (fresh process per row)")
             for size in args.sizes.split(","):
                 n, d = size.split("x")
-                for c, cache_dir in (("numpy", None), ("numpy_api", None),
+                for c, cache_dir in (("numpy", None), ("strict", None),
                                      ("xla_cold", skl_cache + size),
                                      ("xla_warm", skl_cache + size)):
-                    child = c if c.startswith("numpy") else "xla_array"
+                    if c == "strict" and importlib.util.find_spec("array_api_strict") is None:
+                        continue
+                    child = c if c in ("numpy", "strict") else "xla_array"
                     r = _spawn(["--child-sklearn", f"{child}:{n}:{d}"], cache_dir)
                     r["contender"] = c
                     results["sklearn"].append(r)
