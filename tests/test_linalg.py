@@ -429,16 +429,19 @@ def test_empty_matrices(shape):
 
 
 @pytest.mark.parametrize("blas", [True, False])
-def test_products_of_one_term_have_numpys_zero_sign(blas):
-    """A contraction over one element: NumPy's matmul adds each product to 0.0, so -0.0
-    products give 0.0 (``1 / (a @ b)`` is inf, not -inf). XLA makes such a dot a multiply:
-    mixed dtypes, large results, stacks and complex values, with and without the BLAS
-    kernel, computed on the host first and compiled."""
+def test_products_of_negative_zeros_sum_to_zero_as_numpys(blas):
+    """NumPy's matmul adds the products to 0.0, so products that are all -0.0 give 0.0
+    (``1 / (a @ b)`` is inf, not -inf). XLA's dot gave -0.0: one product a result (a
+    multiply), a vector times a matrix (a reduce); mixed dtypes, large results, stacks and
+    complex values, with and without the BLAS kernel, on the host first and compiled."""
     cases = [(-np.ones((3, 1), np.float32), np.zeros((1, 3))),
              (np.array([-0.75, 0.5, -5.5], np.float32).reshape(3, 1, 1), np.zeros(1)),
              (-np.ones((1200, 1)), np.zeros((1, 1200))),
              (np.array([[-1 - 1j], [1 + 0j]]), np.array([[0j, complex(-0.0, 0.0)]])),
-             (-np.ones((2, 3, 1)), np.zeros((2, 1, 2)))]
+             (-np.ones((2, 3, 1)), np.zeros((2, 1, 2))),
+             (np.zeros(2), np.array([[-4.75, -7.75, 1.5], [2.0, -3.0, 1.0]], np.float32)),
+             (-np.ones((3, 2), np.float32), np.zeros((2, 4))),
+             (-np.ones((2, 4, 3)), np.zeros((2, 3, 2)))]
     for host_first in (True, False):
         with xp.flags.using(blas=blas, host_first=host_first):
             for a, b in cases:

@@ -392,9 +392,10 @@ def _lower_dot(e: Emitter, n: Any, a: list) -> str:
         return convert(e, r, n.shape, i, d)
     r = e.op("stablehlo.dot_general", [va, vb], tensor_type(n.shape, d),
              f"dot_dimension_numbers = {dims}")
-    if d.kind in "fc" and math.prod(x.shape[i] for i in lc) == 1:
-        # one product a result: NumPy's matmul adds it to 0.0 (-0.0 becomes 0.0, which
-        # ``1 / (a @ b)`` shows), where XLA's simplifier makes the dot a multiply
+    if d.kind in "fc" and math.prod(x.shape[i] for i in lc):
+        # NumPy's matmul adds the products to 0.0, so products that are all -0.0 sum to 0.0
+        # (``1 / (a @ b)`` shows it); XLA's dot gave -0.0 (one product a result: its
+        # simplifier makes the dot a multiply; a vector times a matrix: a reduce)
         r = plus_zero(e, r, n.shape, d)
     return r
 
