@@ -45,15 +45,18 @@ def rules() -> dict[str, list[registry.Kernel]]:
     """Op name -> the kernels in use that may replace its nodes, in the order they are tried
     (``Kernel.order``: the row pass before the BLAS products, so ``X.T @ f(X @ w)`` is one
     row pass)."""
+    state = registry.state()
     cached = _RULES
-    if cached and cached[0] == registry.state():
+    if cached and cached[0] == state:
         return cached[1]  # (every materialization and host run asks: built once per state)
     rules: dict[str, list[registry.Kernel]] = {}
     for k in sorted(registry.KERNELS.values(), key=lambda k: k.order):
-        if registry.in_use(k):  # (a first ask loads the library: the state after it)
+        if registry.in_use(k):
             for name in (k.replaces,) if isinstance(k.replaces, str) else k.replaces:
                 rules.setdefault(name, []).append(k)
-    _RULES[:] = [registry.state(), rules]
+    # (kept under the state before the build: a change meanwhile, another thread's setting
+    # or a library this build loaded, makes the next call build again, never keeps stale ones)
+    _RULES[:] = [state, rules]
     return rules
 
 
