@@ -89,7 +89,7 @@ def availability_changed() -> None:
 def state() -> tuple[int, int, int]:
     """A value that changes whenever the kernels in use may change (settings, availability,
     registrations): what is derived from them may be cached under it."""
-    return _flags._generation[0], _AVAILABILITY[0], len(KERNELS)
+    return _flags.generation(), _AVAILABILITY[0], len(KERNELS)
 
 
 def kind_in_use(kind: str) -> bool:
