@@ -580,6 +580,9 @@ def test_writes_through_a_view_reach_the_base_in_one_node():
             v[i, i] = val[i]
             vn[i, i] = valn[i]
     assert c._node.depth <= start + 40, c._node.depth - start
+    # each view's 16 writes (a run from its first write on) are one update_slices node
+    ops = [n.op.name for n in _cone(c._node)]
+    assert ops.count("update_slices") == 3 and ops.count("dynamic_update_slice") <= 6, ops
     check_equal(c, a)
 
 

@@ -331,7 +331,11 @@ def _write(x: Array, v: Node, starts: tuple, dyn: tuple) -> Array:
         node = _combined(prev, v, starts, dyn)
         if node is not None:
             return wrap(node)
-    return wrap(record(_DUS, (prev, v, *starts), DynamicUpdateSlice(dyn)))
+    node = record(_DUS, (prev, v, *starts), DynamicUpdateSlice(dyn))
+    if (prev.op is not _DUS and not prev.device._spmd and _at(starts) is not None and
+            _source(v, prev.dtype) is not None):
+        node.value = 1  # the first write of a run that moves values (``_combined``)
+    return wrap(node)
 
 
 def _setitem_simple(x: Array, ks: tuple, value: Any) -> Array | None:
