@@ -679,6 +679,14 @@ class Candidate:
     late_error_ok: bool = False
 
 
+def _well_positive(v: np.ndarray) -> bool:
+    """Whether float values are all finite and positive, none within 1e-3 of 0 relative to
+    the largest: a rounded copy of them stays positive."""
+    if v.dtype.kind != "f" or v.size == 0 or not np.isfinite(v).all():
+        return False
+    return bool(v.min() > 1e-3 * max(1.0, float(v.max())))
+
+
 def _negative_zeros(a: np.ndarray) -> bool:
     """Whether a float or complex array holds -0.0 (in either part)."""
     parts = (a.real, a.imag) if a.dtype.kind == "c" else (a,)
@@ -1129,7 +1137,14 @@ class _Generator:
         op (non-zero integer divisors, non-negative integer exponents and shifts)."""
         dtypes, _, kind = BINARY[name]
         exact = kind in DISCONTINUOUS
-        x = self.pick(dtypes, exact=exact)
+        if kind == "pow" and not exact:
+            # a float power is discontinuous where the base is 0 or negative (or complex, at
+            # its cut): a rounded operand there (an exponent of 1 - 1e-7, a base of -1e-8)
+            # gives NaN or inf where the exact one does not; a base well above 0 is safe
+            x = self.pick(dtypes, cond=lambda v: v.exact or _well_positive(v.value))
+            exact = not _well_positive(x.value)
+        else:
+            x = self.pick(dtypes, exact=exact)
         y = self.partner(x, dtypes, exact=exact, same_dtype=inplace, keep_shape=inplace)
         y_src = self.operand(y)
         is_int = x.dtype in INTS
