@@ -1,6 +1,8 @@
 """Indexing: basic keys (ints, slices of any step, ..., None) and advanced keys (integer arrays,
 boolean masks, mixtures), for reading and writing, differential against NumPy."""
 
+import random
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -608,6 +610,58 @@ def test_writes_that_overlap_repeat_or_read_the_array_keep_numpys_order():
         b[i, 1] = i
     check_equal(x, a)
     check_equal(y, b)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_runs_of_writes_through_views_match_numpy(seed):
+    # element writes into an array and into views of its rows, in runs long enough to combine
+    # (moves from one array, numbers) mixed with writes that read the array written, computed
+    # row writes and reads; every view and the base compared with NumPy's
+    rnd = random.Random(seed)
+    src_n = np.linspace(-3.0, 3.0, 40)
+    src = xp.asarray(src_n)
+    shape = ((2, 16, 16), (1, 7, 18), (3, 4, 5))[seed]  # (each graph compiles in check mode)
+    for _ in range(4):
+        a = base(shape)
+        x = lazy(a)
+        views: dict = {}
+
+        def target():
+            if views and rnd.random() < 0.6:
+                return views[rnd.choice(list(views))]
+            k = rnd.randrange(shape[0])
+            return x, a, (k,)
+
+        for step in range(rnd.randint(5, 30)):
+            r = rnd.random()
+            if r < 0.15:
+                k = rnd.randrange(shape[0])
+                views[k] = (x[k], a[k], ())
+            elif r < 0.55:  # a run of moves into one target
+                t, tn, lead = target()
+                same = rnd.random() < 0.5
+                for _ in range(rnd.randint(1, 40)):
+                    at = (*lead, rnd.randrange(shape[1]), rnd.randrange(shape[2]))
+                    s = rnd.randrange(40)
+                    if same:
+                        t[at], tn[at] = src[s], src_n[s]
+                    else:
+                        t[at] = tn[at] = float(s) * 0.25
+            elif r < 0.75:  # a value read from the array written
+                t, tn, lead = target()
+                at = (*lead, rnd.randrange(shape[1]), rnd.randrange(shape[2]))
+                frm = (*lead, rnd.randrange(shape[1]), rnd.randrange(shape[2]))
+                t[at] = t[frm]
+                tn[at] = tn[frm]
+            elif r < 0.9:  # a computed row
+                k = rnd.randrange(shape[0])
+                x[k] = x[k] * 0.5 + step
+                a[k] = a[k] * 0.5 + step
+            elif r < 0.93:
+                check_equal(x, a)
+        check_equal(x, a)
+        for v, vn, _ in views.values():
+            check_equal(v, vn)
 
 
 def test_combined_writes_share_one_executable_whatever_the_positions(metrics):
