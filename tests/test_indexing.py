@@ -612,6 +612,13 @@ def test_writes_that_overlap_repeat_or_read_the_array_keep_numpys_order():
     check_equal(y, b)
 
 
+def _target(rnd, views, x, a):
+    """A view of a row (with its NumPy twin), else the base with a row's index to lead keys."""
+    if views and rnd.random() < 0.6:
+        return views[rnd.choice(list(views))]
+    return x, a, (rnd.randrange(a.shape[0]),)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_random_runs_of_writes_through_views_match_numpy(seed):
     # element writes into an array and into views of its rows, in runs long enough to combine
@@ -625,20 +632,13 @@ def test_random_runs_of_writes_through_views_match_numpy(seed):
         a = base(shape)
         x = lazy(a)
         views: dict = {}
-
-        def target():
-            if views and rnd.random() < 0.6:
-                return views[rnd.choice(list(views))]
-            k = rnd.randrange(shape[0])
-            return x, a, (k,)
-
         for step in range(rnd.randint(5, 30)):
             r = rnd.random()
             if r < 0.15:
                 k = rnd.randrange(shape[0])
                 views[k] = (x[k], a[k], ())
             elif r < 0.55:  # a run of moves into one target
-                t, tn, lead = target()
+                t, tn, lead = _target(rnd, views, x, a)
                 same = rnd.random() < 0.5
                 for _ in range(rnd.randint(1, 40)):
                     at = (*lead, rnd.randrange(shape[1]), rnd.randrange(shape[2]))
@@ -648,7 +648,7 @@ def test_random_runs_of_writes_through_views_match_numpy(seed):
                     else:
                         t[at] = tn[at] = float(s) * 0.25
             elif r < 0.75:  # a value read from the array written
-                t, tn, lead = target()
+                t, tn, lead = _target(rnd, views, x, a)
                 at = (*lead, rnd.randrange(shape[1]), rnd.randrange(shape[2]))
                 frm = (*lead, rnd.randrange(shape[1]), rnd.randrange(shape[2]))
                 t[at] = t[frm]
