@@ -17,7 +17,9 @@ at 10,000 x 16 and 100,000 x 64, for NumPy, array_api_strict (``strict``, when i
 NumPy behind the standard's reference namespace, which takes scikit-learn's generic array-API
 code, the code xla_array's arrays take; for NumPy's own arrays scikit-learn keeps some of its
 NumPy code, LogisticRegression's Cython loss among it, with ``array_api_dispatch`` on too) and
-xla_array with an empty and a warm cache, each size and contender in a fresh process.
+xla_array with an empty and a warm cache, each size and contender in a fresh process. With
+``--fits N`` (N >= 3), each estimator fits N times in that process and the median of the fits
+after the second is reported too: the steady state, once the rent-or-buy compiles are in.
 
 Reported per contender: import seconds, session total, each expression's time, and for
 xla_array the compiles, compile seconds and disk-cache loads (``xp.debug.metrics()``), and
@@ -25,6 +27,7 @@ the compile seconds inside each scikit-learn fit (``fit_compile_s`` in the JSON)
 
 Usage: python3 benchmarks/bench_first_use.py [--contenders numpy,jax_eager,xla_cold,xla_warm]
                                              [--sklearn] [--sizes 10000x16,100000x64]
+                                             [--fits 2]
                                              [--json out.json] [--verbose]
 """
 
@@ -34,6 +37,7 @@ import argparse
 import importlib.util
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -238,8 +242,9 @@ def child_session(contender: str) -> dict:
 
 # ------------------------------------------------------------------------------ scikit-learn
 
-def child_sklearn(contender: str, n: int, d: int) -> dict:
-    """First and second fit of each estimator on an n x d problem, in this fresh process."""
+def child_sklearn(contender: str, n: int, d: int, repeats: int = 2) -> dict:
+    """``repeats`` fits of each estimator on an n x d problem (the first, the second, ...), in
+    this fresh process."""
     os.environ["SCIPY_ARRAY_API"] = "1"
     import numpy as np
     t0 = time.perf_counter()
@@ -294,7 +299,7 @@ def child_sklearn(contender: str, n: int, d: int) -> dict:
     with sklearn.config_context(array_api_dispatch=contender != "numpy"):
         for name, (make, target) in estimators.items():
             times, compiled = [], []
-            for _ in range(2):
+            for _ in range(repeats):
                 est = make()
                 c = compile_s()
                 t = time.perf_counter()
@@ -332,6 +337,14 @@ def _spawn(args: list[str], cache_dir: str | None) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+def _fit_cells(times: list) -> str:
+    """First / second fit (and the median of the later ones), ms."""
+    shown = times[:2]
+    if len(times) > 2 and all(isinstance(t, float) for t in times):
+        shown = [*shown, statistics.median(times[2:])]
+    return " / ".join(_ms(t).strip() for t in shown)
+
+
 def _ms(s: Any) -> str:
     return f"{s * 1e3:9.1f}" if isinstance(s, float) else f"{str(s)[:9]:>9}"
 
@@ -341,6 +354,9 @@ def main() -> None:
     p.add_argument("--contenders", default=",".join(CONTENDERS))
     p.add_argument("--sklearn", action="store_true")
     p.add_argument("--sizes", default="10000x16,100000x64")
+    p.add_argument("--fits", type=int, default=2,
+                   help="fits per estimator and process (from 3: the median of those after "
+                        "the second is reported too, the steady state once compiles are in)")
     p.add_argument("--json", default="")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--child", default="", help=argparse.SUPPRESS)
@@ -350,8 +366,8 @@ def main() -> None:
         print(json.dumps(child_session(args.child)))
         return
     if args.child_sklearn:
-        c, n, d = args.child_sklearn.split(":")
-        print(json.dumps(child_sklearn(c, int(n), int(d))))
+        c, n, d, fits = args.child_sklearn.split(":")
+        print(json.dumps(child_sklearn(c, int(n), int(d), int(fits))))
         return
 
     wanted = args.contenders.split(",")
@@ -396,7 +412,8 @@ def main() -> None:
 
         if args.sklearn:
             skl_cache = os.path.join(tmp, "skl_cache")
-            print("\n# scikit-learn fits, first / second, ms (fresh process per row)")
+            later = f" / median of fits 3-{args.fits}" if args.fits > 2 else ""
+            print(f"\n# scikit-learn fits, first / second{later}, ms (fresh process per row)")
             for size in args.sizes.split(","):
                 n, d = size.split("x")
                 for c, cache_dir in (("numpy", None), ("strict", None),
@@ -405,15 +422,14 @@ def main() -> None:
                     if c == "strict" and importlib.util.find_spec("array_api_strict") is None:
                         continue
                     child = c if c in ("numpy", "strict") else "xla_array"
-                    r = _spawn(["--child-sklearn", f"{child}:{n}:{d}"], cache_dir)
+                    r = _spawn(["--child-sklearn", f"{child}:{n}:{d}:{args.fits}"],
+                               cache_dir)
                     r["contender"] = c
                     results["sklearn"].append(r)
                     if "error" in r:
                         print(f"{size:<10} {c:<9} error: {r['error']}")
                         continue
-                    cells = "  ".join(
-                        f"{k[:12]} {' / '.join(_ms(t).strip() for t in v)}"
-                        for k, v in r["fits"].items())
+                    cells = "  ".join(f"{k[:12]} {_fit_cells(v)}" for k, v in r["fits"].items())
                     extra = ""
                     if "compiles" in r:
                         first = sum(v[0] for v in r["fit_compile_s"].values() if v)
