@@ -500,6 +500,25 @@ def test_a_zero_max_of_one_sign_runs_on_the_host(host_first):
         assert np.asarray(xp.max(xp.asarray(data), axis=1)).tobytes() == first.tobytes()
 
 
+def test_zero_maxima_and_minima_of_short_rows_as_compiled(host_first):
+    # many rows of 3 (reduced column by column on the host): rows of zeros of one sign run on
+    # the host with that sign; a row holding zeros of both signs runs compiled (XLA's order)
+    one = np.zeros((next(_shapes), 3))
+    one[1::3] = -0.0
+    mixed = np.zeros((next(_shapes), 3))  # (another shape: a structure not compiled yet)
+    mixed[1::3] = -0.0
+    mixed[2] = [-0.0, 0.0, -0.0]
+    for data, on_host in ((one, 1), (mixed, 0)):
+        for f in (xp.max, xp.min):
+            before = host_first()["host_runs"]
+            got = np.asarray(f(xp.asarray(data), axis=1))
+            assert host_first()["host_runs"] - before == on_host
+            with xp.flags.using(host_first=False):
+                want = np.asarray(f(xp.asarray(data), axis=1))
+            assert got.tobytes() == want.tobytes()
+            assert np.signbit(got[1::3]).all() and not np.signbit(got[::3]).any()
+
+
 def test_a_first_sight_index_error_is_the_compiled_one(host_first):
     x = xp.asarray(np.arange(float(next(_shapes))))
     bad = xp.asarray(np.array([1, 10**6 - 1])) + 1  # (computed: checked when the graph runs)

@@ -271,11 +271,23 @@ def _reduce(n: Any, vals: list) -> np.ndarray:
         # XLA's order (one sign of zero only: that one)
         zero = x == 0
         neg = np.signbit(x)
-        both = np.logical_or.reduce(zero & neg, axis=axes) & \
-            np.logical_or.reduce(zero & ~neg, axis=axes)
+        if rows is not None:  # (short rows: their columns or-ed as vectors, as above)
+            both = (_any_of_columns((zero & neg).reshape(rows.shape)) &
+                    _any_of_columns((zero & ~neg).reshape(rows.shape))).reshape(n.shape)
+        else:
+            both = np.logical_or.reduce(zero & neg, axis=axes) & \
+                np.logical_or.reduce(zero & ~neg, axis=axes)
         if (both & (np.asarray(r) == 0)).any():
             raise NotExact("float max/min of zeros of both signs")
     return r
+
+
+def _any_of_columns(m: np.ndarray) -> np.ndarray:
+    """Per row of the boolean (rows, k) ``m``, whether any of its k values is true."""
+    out = m[:, 0].copy()
+    for j in range(1, m.shape[1]):
+        out |= m[:, j]
+    return out
 
 
 def _argreduce(n: Any, vals: list) -> np.ndarray:
