@@ -365,3 +365,22 @@ def test_c_and_fortran_ordered_copies_equal_numpys(native_copy, monkeypatch):
                 assert not np.shares_memory(f, base)  # (LAPACK overwrites it)
     strided = np.arange(60.0).reshape(6, 10)[::2, ::3]  # neither order: NumPy's copy
     np.testing.assert_array_equal(host_common.c_ordered(strided), strided)
+
+
+@native
+def test_data_address_is_numpys_ctypes_data():
+    import ml_dtypes
+
+    from xla_array.core import aligned
+
+    assert aligned.address is _graph._graphcore.data_address
+    base = np.arange(24.0).reshape(4, 6)
+    ro = np.arange(5)
+    ro.flags.writeable = False
+    arrays = [base, base[1:, 2:], base[:, ::2], base.T, np.zeros((0, 3)), ro,
+              np.asarray(2.5), np.zeros(7, ml_dtypes.bfloat16)[2:],  # (no buffer protocol)
+              np.zeros(3, np.complex64), np.ones(4, bool)[1:]]
+    for a in arrays:
+        assert aligned.address(a) == a.ctypes.data, a
+    with pytest.raises(AttributeError):
+        aligned.address(object())

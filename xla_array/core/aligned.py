@@ -2,7 +2,8 @@
 a host array only at that alignment (a 16- or 32-byte aligned one is copied), and the native
 kernels' host rules give their C functions operands aligned as the compiled graph's buffers
 are. And int4/uint4 values packed two a byte (``unpack4``). No jaxlib here: the backend
-(``put``, ``to_numpy``) and the kernels (``kernels/library.py``) use it."""
+(``put``, ``to_numpy``) and the kernels (``kernels/library.py``) use it. ``address(a)``: where
+an array's memory starts (``a.ctypes.data``, from the graph's C core where it is built)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,37 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ALIGN", "aligned_empty", "aligned_copy", "unpack4"]
+from . import flags as _flags
+
+__all__ = ["ALIGN", "address", "aligned_empty", "aligned_copy", "unpack4"]
 
 ALIGN = 64
+
+
+def _ctypes_address(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+def _native_address() -> Any:
+    if _flags.get("native"):
+        try:
+            from ._graphcore import data_address  # type: ignore[attr-defined]
+        except ImportError:  # (not built: graph.py says why, at its import)
+            return None
+        return data_address
+    return None
+
+
+# the address of an array's first element: NumPy's ``a.ctypes.data`` makes a ctypes helper
+# object per call (~2 us; a host run asked it 3-10 times); the graph core reads the buffer
+address: Any = _native_address() or _ctypes_address
 
 
 def aligned_empty(shape: tuple, d: Any) -> np.ndarray:
     """A C-ordered array of dtype ``d`` at XLA's buffer alignment (its values unset)."""
     size = math.prod(shape) * np.dtype(d).itemsize
     raw = np.empty(size + ALIGN, dtype=np.uint8)
-    off = -raw.ctypes.data % ALIGN
+    off = -address(raw) % ALIGN
     return raw[off:off + size].view(d).reshape(shape)
 
 

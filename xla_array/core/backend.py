@@ -23,7 +23,7 @@ from jaxlib import xla_client as xc
 
 from . import proto as _proto
 from . import scipy_lapack as _scipy_lapack
-from .aligned import aligned_copy, unpack4
+from .aligned import address, aligned_copy, unpack4
 
 __all__ = [
     "JAXLIB_VERSION", "LLVM_OPTIONS", "BackendError", "Executable", "block", "buffer_device",
@@ -212,7 +212,7 @@ def put(x: np.ndarray, device: Any, *, owned: bool = False) -> Any:
     if device.platform != "cpu":
         sem = _SEM.IMMUTABLE_UNTIL_TRANSFER_COMPLETES if owned else _SEM.IMMUTABLE_ONLY_DURING_CALL
     elif x.dtype in _PLAIN:
-        if owned and x.nbytes and x.ctypes.data % 64 == 0:  # (performance.md: any size)
+        if owned and x.nbytes and address(x) % 64 == 0:  # (performance.md: any size)
             sem = _SEM.ZERO_COPY
         elif x.nbytes >= _BIG_COPY:
             x, sem = aligned_copy(x), _SEM.ZERO_COPY
@@ -224,7 +224,7 @@ def put(x: np.ndarray, device: Any, *, owned: bool = False) -> Any:
         # ml_dtypes: jaxlib can only read these back through paths that import jax for
         # buffers made by device_put, so keep a read-only host copy on the aval. For
         # bf16/fp8 it is the (aliased, zero-copy) device memory itself.
-        if not (owned and (x.ctypes.data % 64 == 0 or x.dtype in _PACKED4)):
+        if not (owned and (address(x) % 64 == 0 or x.dtype in _PACKED4)):
             x = aligned_copy(x)
         host = x.view()
         host.flags.writeable = False

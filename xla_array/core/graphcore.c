@@ -1109,6 +1109,28 @@ has_subnormal(PyObject *mod, PyObject *arg)
     return PyBool_FromLong(found);
 }
 
+/* data_address(a): the address of array ``a``'s first element (NumPy's ``a.ctypes.data``,
+ * which builds a ctypes helper object per call: ~9,000 instructions against ~150 here). An
+ * object without a plain buffer (ml_dtypes' arrays refuse the buffer protocol) takes the
+ * ``ctypes`` path. */
+static PyObject *
+data_address(PyObject *mod, PyObject *a)
+{
+    Py_buffer v;
+    if (PyObject_GetBuffer(a, &v, PyBUF_STRIDES) == 0) {
+        PyObject *r = PyLong_FromVoidPtr(v.buf);
+        PyBuffer_Release(&v);
+        return r;
+    }
+    PyErr_Clear();
+    PyObject *c = PyObject_GetAttrString(a, "ctypes");
+    if (c == NULL)
+        return NULL;
+    PyObject *r = PyObject_GetAttrString(c, "data");
+    Py_DECREF(c);
+    return r;
+}
+
 /* transpose_into(src, dst, m, n): each m x n matrix of C-contiguous buffer ``src`` (a stack of
  * them, whatever its length holds) written transposed, n x m, into C-contiguous ``dst`` of the
  * same length and item size (4, 8 or 16 bytes), in tiles of 32 x 32 elements that keep both
@@ -1376,6 +1398,8 @@ static PyMethodDef methods[] = {
     {"wrap", wrap, METH_O, "wrap(node): an Array of a freshly recorded node (auto-flushing)."},
     {"configure_array", configure_array, METH_VARARGS,
      "configure_array(Array, flush, cut, flag_values, loop_state)"},
+    {"data_address", data_address, METH_O,
+     "data_address(a): the address of array a's first element (a.ctypes.data)"},
     {"has_subnormal", has_subnormal, METH_O,
      "has_subnormal(a): whether C-contiguous float32/float64 buffer a holds a subnormal"},
     {"transpose_into", transpose_into, METH_VARARGS,

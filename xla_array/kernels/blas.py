@@ -34,6 +34,7 @@ import numpy as np
 from ..core import dtypes as dt
 from ..core import flags as _flags
 from ..core import registry
+from ..core.aligned import address
 from ..core.devices import Device
 from ..core.lower import Emitter, tensor_type
 from ..core.ops.host_common import c_ordered
@@ -162,8 +163,8 @@ def host(n: Any, vals: list, plan: Plan) -> np.ndarray:
             for v in vals[:2])
     out = np.empty(n.shape, dtype=d)
     p = np.asarray(plan.plan, dtype=np.int64)
-    if not _CDLL[0].xa_matmul_host(p.ctypes.data, a.ctypes.data, b.ctypes.data,
-                                   out.ctypes.data):
+    if not _CDLL[0].xa_matmul_host(address(p), address(a), address(b),
+                                   address(out)):
         raise RuntimeError("the BLAS functions were not set")
     return out
 

@@ -21,11 +21,13 @@ long column sums XLA's reduction (NumPy's value up to rounding).
 from __future__ import annotations
 
 import ctypes
+import functools
 from typing import Any
 
 import numpy as np
 
 from ..core import registry
+from ..core.aligned import address
 from ..core.devices import Device
 from ..core.dtypes import DType
 from ..core.lower import Emitter, tensor_type
@@ -120,18 +122,31 @@ def host(n: Any, vals: list, attrs: Reduce) -> np.ndarray:
     code = _CODES.get(x.dtype)
     fn = _sums_host() if code is not None and x.size else None
     if fn is not None:
-        m, r = sum_plan(x.shape, attrs.axes)
-        kept = [i for i, s in enumerate(x.shape) if s != 1 and i not in attrs.axes]
-        out = np.empty(n.shape, x.dtype)
-        if m and r == 1:  # rows summed pairwise
-            fn(0, code, out.size, m, x.ctypes.data, out.ctypes.data)
-            return out
-        if not m and all(i > j for i in kept for j in attrs.axes if x.shape[j] != 1):
+        mode, length = _host_plan(x.shape, attrs.axes)
+        if mode >= 0:
+            out = np.empty(n.shape, x.dtype)
+            if mode == 0:  # rows summed pairwise
+                fn(0, code, out.size, length, address(x), address(out))
+                return out
             # rows added in order: the identity 0.0 after them, as NumPy's result starts
-            fn(1, code, r, out.size, x.ctypes.data, out.ctypes.data)
+            fn(1, code, length, out.size, address(x), address(out))
             out += 0.0
             return out
     return OPS["reduce"].host(n, vals)
+
+
+@functools.lru_cache(maxsize=1024)
+def _host_plan(shape: tuple, axes: tuple) -> tuple[int, int]:
+    """How ``host`` sums over ``axes`` of ``shape`` (``sum_plan``): (0, the rows' length) for
+    rows summed pairwise, (1, how many rows) for rows added one after the other over leading
+    axes, (-1, 0) for neither (a structure's sums repeat: planned once per shape)."""
+    m, r = sum_plan(shape, axes)
+    if m and r == 1:
+        return 0, m
+    kept = [i for i, s in enumerate(shape) if s != 1 and i not in axes]
+    if not m and all(i > j for i in kept for j in axes if shape[j] != 1):
+        return 1, r
+    return -1, 0
 
 
 def host_also(n: Any) -> bool:

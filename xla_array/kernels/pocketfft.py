@@ -33,6 +33,7 @@ import numpy as np
 from ..core import dtypes as dt
 from ..core import flags as _flags
 from ..core import registry
+from ..core.aligned import address
 from ..core.devices import Device
 from ..core.lower import Emitter, tensor_type
 from ..core.ops.linalg import fft_factors, fft_steps, layout
@@ -185,7 +186,7 @@ def host(n: Any, vals: list, t: Transform) -> np.ndarray:
         tail = tuple(shape[i] for i in _to_end(v.ndim, axis))
         out = library.aligned_empty(tail, np.dtype((_wide(od) if s.single else od).np))
         if _CDLL[0].xa_pocketfft_host(s.number, math.prod(tail[:-1]), src.shape[-1], tail[-1],
-                                      x.ctypes.data, s.fct, out.ctypes.data) != 1:
+                                      address(x), s.fct, address(out)) != 1:
             raise RuntimeError(f"NumPy's {_UFUNCS[s.number // 2]} loop failed")
         if s.single:
             out = out.astype(od.np)  # (rounded to nearest, as XLA's convert)

@@ -34,6 +34,7 @@ import numpy as np
 from ..core import dtypes as dt
 from ..core import flags as _flags
 from ..core import registry
+from ..core.aligned import address
 from ..core.devices import Device
 from ..core.lower import Emitter, tensor_type
 from ..core.ops.linalg import layout
@@ -124,7 +125,7 @@ def _aligned(v: np.ndarray, shape: tuple, d: Any) -> np.ndarray:
     alignment: ``v`` itself when it is so, else a copy (integers to floats round to nearest,
     as the lowering's convert does)."""
     if v.shape == shape and v.dtype == d and v.flags.c_contiguous and \
-            v.ctypes.data % library.ALIGN == 0:
+            address(v) % library.ALIGN == 0:
         return v
     out = library.aligned_empty(shape, d)
     out[...] = np.broadcast_to(v, shape)
@@ -142,8 +143,8 @@ def host(n: Any, vals: list, loop: Loop) -> np.ndarray:
     ind = np.dtype(dt.complex_of(n.dtype).np) if loop.name in COMPLEX_IN else d
     ins = [_aligned(v, n.shape, ind) for v in vals]
     out = library.aligned_empty(n.shape, d)
-    ptrs = _POINTERS[len(ins)](*[v.ctypes.data for v in ins])
-    if _CDLL[0].xa_ufunc_host(loop.number, math.prod(n.shape), ptrs, out.ctypes.data) != 1:
+    ptrs = _POINTERS[len(ins)](*[address(v) for v in ins])
+    if _CDLL[0].xa_ufunc_host(loop.number, math.prod(n.shape), ptrs, address(out)) != 1:
         raise RuntimeError(f"NumPy's {_NAMES[loop.name]} loop failed")
     return out
 
