@@ -377,9 +377,6 @@ def _run_on_host(entry: hosteval.Entry, order: list[Node], program: hosteval.Pro
         hosteval.mark_clean(r)
     seconds = time.perf_counter() - t0
     hosteval.spent(entry, seconds)
-    _metrics.count("host_runs")
-    _metrics.add_time("host_seconds", seconds)
-    if cause is not None:
-        _metrics.materialization(cause, where)
+    _metrics.host_run(seconds, cause, where)
     _write_back(outs, results)
     return True

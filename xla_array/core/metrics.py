@@ -54,6 +54,19 @@ def materialized_hit(cause: str, where: tuple, seconds: float) -> None:
     _hit_seconds[0] += seconds
 
 
+def host_run(seconds: float, cause: str | None, where: Any) -> None:
+    """One run of a graph on the host (``executor._run_on_host``), and the materialization it
+    was when ``cause``: the three counts under one acquisition of the lock."""
+    with _lock:
+        _counts["host_runs"] += 1
+        _seconds["host_seconds"] += seconds
+        if cause is not None:
+            key = (cause, where)
+            _counts["materializations"] += 1
+            _causes[cause] = _causes.get(cause, 0) + 1
+            _lines[key] = _lines.get(key, 0) + 1
+
+
 def materialization(cause: str, where: tuple) -> None:
     """One materialization, from user frame ``where`` = (filename, line)."""
     key = (cause, where)
