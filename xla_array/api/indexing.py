@@ -327,15 +327,12 @@ def _write(x: Array, v: Node, starts: tuple, dyn: tuple) -> Array:
     """``v`` written at ``starts`` along axes ``dyn`` of ``x``: combined with the pending
     writes into ``x`` where they combine (``_combined``), else one dynamic_update_slice."""
     prev = x._node
-    if (prev.op is _DUS or prev.op is _UPDATES) and prev.buffer is None:
+    if prev.buffer is None or (prev.op is not _DUS and prev.op is not _UPDATES):
+        # (pending writes, or any other array: a loop's first write starts its run)
         node = _combined(prev, v, starts, dyn)
         if node is not None:
             return wrap(node)
-    node = record(_DUS, (prev, v, *starts), DynamicUpdateSlice(dyn))
-    if (prev.op is not _DUS and not prev.device._spmd and _at(starts) is not None and
-            _source(v, prev.dtype) is not None):
-        node.value = 1  # the first write of a run that moves values (``_combined``)
-    return wrap(node)
+    return wrap(record(_DUS, (prev, v, *starts), DynamicUpdateSlice(dyn)))
 
 
 def _setitem_simple(x: Array, ks: tuple, value: Any) -> Array | None:
@@ -468,8 +465,9 @@ def _same_source(a: tuple, b: tuple) -> bool:
 
 
 def _combined(prev: Node, v: Node, starts: tuple, dyn: tuple) -> Node | None:
-    """``v`` written at ``starts`` into ``prev`` (pending writes into an array), combined with
-    them where that is how they combine; None where it is a plain dynamic_update_slice.
+    """``v`` written at ``starts`` into ``prev`` (pending writes into an array, or the array a
+    loop's first write goes into), combined with them where that is how they combine; None
+    where it is a plain dynamic_update_slice.
 
     A write at the window ``prev`` wrote replaces that write (a view's write-back into its
     base) unless its value is computed from ``prev``. Writes that move values (``_source``)
