@@ -61,19 +61,21 @@ def host_run(seconds: float, cause: str | None, where: Any) -> None:
         _counts["host_runs"] += 1
         _seconds["host_seconds"] += seconds
         if cause is not None:
-            key = (cause, where)
-            _counts["materializations"] += 1
-            _causes[cause] = _causes.get(cause, 0) + 1
-            _lines[key] = _lines.get(key, 0) + 1
+            _count_materialization(cause, where)
 
 
 def materialization(cause: str, where: tuple) -> None:
     """One materialization, from user frame ``where`` = (filename, line)."""
-    key = (cause, where)
     with _lock:
-        _counts["materializations"] += 1
-        _causes[cause] = _causes.get(cause, 0) + 1
-        _lines[key] = _lines.get(key, 0) + 1
+        _count_materialization(cause, where)
+
+
+def _count_materialization(cause: str, where: tuple) -> None:
+    """(Called with ``_lock`` held.)"""
+    key = (cause, where)
+    _counts["materializations"] += 1
+    _causes[cause] = _causes.get(cause, 0) + 1
+    _lines[key] = _lines.get(key, 0) + 1
 
 
 def snapshot() -> dict[str, Any]:

@@ -239,9 +239,7 @@ def _reduce(n: Any, vals: list) -> np.ndarray:
             raise NotExact("float sum in XLA's order (fast_math)")
         rows = _short_rows(x, axes) if d.kind == "f" else None
         if rows is not None:  # NumPy's order for fewer than 8 values: -0.0 + x0 + x1 + ...
-            s = rows[:, 0].copy()  # (-0.0 + x0 is x0), then the identity: 0.0 + s
-            for j in range(1, rows.shape[1]):
-                s += rows[:, j]
+            s = _fold_columns(np.add, rows)  # (-0.0 + x0 is x0), then the identity: 0.0 + s
             s += 0.0
             return s.reshape(n.shape)
         return np.add.reduce(x, axis=axes, dtype=d.np)
@@ -260,10 +258,7 @@ def _reduce(n: Any, vals: list) -> np.ndarray:
     f = np.maximum if kind == "max" else np.minimum
     rows = _short_rows(x, axes)
     if rows is not None:  # (the same value in any order: NaN payloads and zero signs aside)
-        r = rows[:, 0].copy()
-        for j in range(1, rows.shape[1]):
-            f(r, rows[:, j], out=r)
-        r = r.reshape(n.shape)
+        r = _fold_columns(f, rows).reshape(n.shape)
     else:
         r = f.reduce(x, axis=axes)
     if d.kind == "f" and (np.asarray(r) == 0).any():
@@ -272,8 +267,9 @@ def _reduce(n: Any, vals: list) -> np.ndarray:
         zero = x == 0
         neg = np.signbit(x)
         if rows is not None:  # (short rows: their columns or-ed as vectors, as above)
-            both = (_any_of_columns((zero & neg).reshape(rows.shape)) &
-                    _any_of_columns((zero & ~neg).reshape(rows.shape))).reshape(n.shape)
+            both = (_fold_columns(np.logical_or, (zero & neg).reshape(rows.shape)) &
+                    _fold_columns(np.logical_or, (zero & ~neg).reshape(rows.shape))
+                    ).reshape(n.shape)
         else:
             both = np.logical_or.reduce(zero & neg, axis=axes) & \
                 np.logical_or.reduce(zero & ~neg, axis=axes)
@@ -282,11 +278,12 @@ def _reduce(n: Any, vals: list) -> np.ndarray:
     return r
 
 
-def _any_of_columns(m: np.ndarray) -> np.ndarray:
-    """Per row of the boolean (rows, k) ``m``, whether any of its k values is true."""
-    out = m[:, 0].copy()
-    for j in range(1, m.shape[1]):
-        out |= m[:, j]
+def _fold_columns(f: Any, rows: np.ndarray) -> np.ndarray:
+    """Per row of the (rows, k) ``rows``, its k values folded with the ufunc ``f`` from the
+    first on, one column at a time (``_short_rows``: a vector operation per column)."""
+    out = rows[:, 0].copy()
+    for j in range(1, rows.shape[1]):
+        f(out, rows[:, j], out=out)
     return out
 
 
