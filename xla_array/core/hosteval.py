@@ -15,7 +15,12 @@ structure's host runs are timed: once they have taken what its compile is expect
 process's compiles rescale, or nothing where the disk cache holds the executable), the
 structure compiles and every later run uses the executable: the rent-or-buy rule, never more
 than twice the better choice made in hindsight. A loop over large values compiles after a few
-iterations; a small graph run now and then never does.
+iterations; a small graph run now and then never does. What a compile can buy is the time the
+host spends outside native code: a step whose rule calls the C function its compiled graph
+calls too (a native kernel's rule, a LAPACK call: ``NATIVE_OPS``) takes about as long either
+way, so its time is left out of the runs' count (``evaluate``'s ``native``), and a graph
+that is mostly such calls (an SVD and the centering around it) stays on the host, where a
+compile would have cost 190 ms and made its runs no faster.
 
 Bits: the results are the compiled graph's, NaN payloads aside. Rules exist only for ops whose
 lowering rounds as NumPy does; a rule raises ``NotExact`` for values where it cannot promise
@@ -35,6 +40,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -57,6 +63,10 @@ __all__ = ["Entry", "entry", "host_turn", "spent", "Program", "eligible", "exact
 
 log = logging.getLogger("xla_array")
 
+# ops whose host rule calls the native code their lowering calls (the LAPACK kernels: the same
+# routines of SciPy's LAPACK): a compile does not make them faster (``_rule_and_native``)
+NATIVE_OPS = frozenset({"lapack"})
+
 # What the host tier keeps of each graph structure, one record per structural key (``Entry``):
 # its host runs' seconds, its budget, its program. Bounded: the oldest half goes when full (a
 # key holds the whole structure: a big graph's is large, and a lookup hashes all of it, 50-60
@@ -72,7 +82,7 @@ _UNKNOWN = object()  # (a kernel operand outside the graph's lists: no program k
 
 class Entry:
     """The host tier's record of one graph structure (``entry``): ``spent``, the seconds its
-    host runs took (None before the first; ``inf`` where the host cannot run it); ``limit``,
+    host runs took outside native code (``NATIVE_OPS``; None before the first; ``inf`` where the host cannot run it); ``limit``,
     its automatic budget once asked (``host_turn``); ``program`` (``eligible``), valid for the
     settings generation ``gen`` and the kernels in use ``found``."""
 
@@ -127,7 +137,8 @@ def host_turn(e: Entry, cost: Callable[[], float]) -> bool:
 
 
 def spent(e: Entry, seconds: float) -> None:
-    """Count a host run of record ``e`` (``inf``: its graph cannot run on the host)."""
+    """Count a host run of record ``e``: the seconds a compile could save (its time outside
+    native code), ``inf`` where its graph cannot run on the host."""
     e.spent = (e.spent or 0.0) + seconds
 
 
@@ -173,7 +184,8 @@ class Program:
     """A graph's evaluation with host rules, found once per structure (``eligible``): its
     values in one list by slot (the buffer leaves, the scalar leaves, ``extra`` leaves, then
     the order's nodes), and per node a step ``(position in the order, slot, rule, a kernel's
-    attrs or _PLAIN or _BOUND, slots read, slots freed after it, kind, shape, NumPy dtype)``;
+    attrs or _PLAIN or _BOUND, slots read, slots freed after it, kind, shape, NumPy dtype,
+    whether the rule calls native code its compiled graph calls too)``;
     kind: ``_MULTI`` (a multi-result op, its value the parts), ``_SCAN`` or ``_SCAN_PARTS``
     (a computed float or complex result, looked at for subnormals) or ``_MOVE``. Each value
     is freed after its last use (outputs kept): a graph over large values then holds a few
@@ -212,7 +224,7 @@ def _program(rules: list | None, order: Sequence[Node], bufs: Sequence[Node],
     extra: list[Node] = []
     ins_of: list[tuple[int, ...]] = []
     pending = {id(n) for n in order}
-    for n, (_, kernel) in zip(order, rules):
+    for n, (_, kernel, _) in zip(order, rules):
         for x in (n.inputs if kernel is None else kernel[0]):
             if id(x) not in slot and id(x) not in pending:
                 if keep:
@@ -222,7 +234,7 @@ def _program(rules: list | None, order: Sequence[Node], bufs: Sequence[Node],
     first = leaves + len(extra)
     for i, n in enumerate(order):
         slot[id(n)] = first + i
-    for n, (_, kernel) in zip(order, rules):
+    for n, (_, kernel, _) in zip(order, rules):
         ins_of.append(tuple([slot[id(x)] for x in (n.inputs if kernel is None else kernel[0])]))
     if any(id(n) not in slot for n in outs):
         return _UNKNOWN if keep else None
@@ -238,7 +250,7 @@ def _program(rules: list | None, order: Sequence[Node], bufs: Sequence[Node],
         if i >= 0:
             drops[i].append(s)
     steps = []
-    for i, (n, (rule, kernel), ins) in enumerate(zip(order, rules, ins_of)):
+    for i, (n, (rule, kernel, native), ins) in enumerate(zip(order, rules, ins_of)):
         if n.op.nout > 1:
             kind = _MULTI
         elif n.dtype.kind not in "fc" or n.op.name in MOVES or (
@@ -251,7 +263,7 @@ def _program(rules: list | None, order: Sequence[Node], bufs: Sequence[Node],
         if bind is not None:  # (the rule for this structure: ``ops/host.py``)
             rule, attrs = bind(n), _BOUND
         steps.append((i, first + i, rule, attrs, ins, tuple(drops[i]), kind, tuple(n.shape),
-                      n.dtype.np))
+                      n.dtype.np, native))
     kinds = tuple([(n.dtype.np, _TINY.get(n.dtype.np)) for n in scalars])
     return Program(tuple(steps), out_slots, first + len(order), tuple(extra), kinds)
 
@@ -270,8 +282,8 @@ def _rules(order: list[Node], device: Any, max_bytes: int | None) -> list | None
     found = kernels_in_use()
     rules = []
     for n in order:
-        rule = exact_rule(n, found)
-        if rule is None or (max_bytes is not None and nbytes(n) > max_bytes):
+        rule = _rule_and_native(n, found)
+        if refused_rule(n, rule) or (max_bytes is not None and nbytes(n) > max_bytes):
             return None
         rules.append(rule)
     return rules
@@ -295,7 +307,7 @@ def exact_rule(n: Node, found: dict) -> tuple[Any, Any] | None:
     return None if refused_rule(n, rule) else rule
 
 
-def refused_rule(n: Node, rule: tuple[Any, Any]) -> bool:
+def refused_rule(n: Node, rule: tuple) -> bool:
     """Whether node ``n``'s rule ``rule`` cannot give its compiled bits whatever the values:
     no rule, a dtype the rules do not cover, or XLA's own float code."""
     # (a kernel's host rule gives the kernel's bits: complex values included)
@@ -330,13 +342,20 @@ def rule_of(n: Node, found: dict) -> tuple[Any, Any]:
     rewrite's inputs and attrs), else that of a kernel computing such nodes faster on the
     host (``Kernel.host_also``: the pairwise-sum kernels' loops for float sums), else the op's
     own (None: no rule)."""
+    return _rule_and_native(n, found)[:2]
+
+
+def _rule_and_native(n: Node, found: dict) -> tuple[Any, Any, bool]:
+    """``rule_of`` node ``n`` and whether its rule calls the native code its compiled graph
+    calls too (``NATIVE_OPS``, a kernel that replaces the node): such a step takes about
+    the same time either way, and its time is not counted against the host's budget."""
     hit = rewrite.match(n, found)
     if hit is not None and hit[0].host is not None:
-        return hit[0].host, hit[1]
+        return hit[0].host, hit[1], True
     for k in found.get(n.op.name, ()):
         if k.host_also is not None and k.host_also(n):
-            return k.host, (n.inputs, n.attrs)
-    return n.op.host, None
+            return k.host, (n.inputs, n.attrs), False
+    return n.op.host, None, n.op.name in NATIVE_OPS
 
 
 def _column_kernel() -> bool:
@@ -376,13 +395,15 @@ def _leaf_value(buf: Any) -> np.ndarray:
 
 
 def evaluate(order: list[Node], program: Program, bufs: list[Node], scalars: list[Node],
-             outs: list[Node], checks: bool = True, owned: bool = False) -> list[np.ndarray]:
+             outs: list[Node], checks: bool = True, owned: bool = False,
+             native: list[float] | None = None) -> list[np.ndarray]:
     """The values of ``outs``, computed by the ``program`` ``eligible`` made for the graph
     ``order``; NotExact where a rule or a subnormal value cannot promise the compiled bits.
     ``checks``: run the run-time checks of the outputs that have one (``OpDef.check``:
     IndexError for out-of-bounds indices), as the executor does after a compiled run.
     ``owned``: each value a C-ordered array owning its memory (``owned_copy``), for a device
-    buffer to alias.
+    buffer to alias. ``native``: a one-item list the seconds of the steps that call native
+    code (``NATIVE_OPS``, the kernels' rules) are added to.
 
     NumPy allocates with the graph core's 64-byte aligned handler meanwhile (``graphcore.c``,
     ``numpy_allocator``): XLA aliases host memory only at that alignment, so the results
@@ -390,7 +411,7 @@ def evaluate(order: list[Node], program: Program, bufs: list[Node], scalars: lis
     alloc = _ALLOCATOR
     prev = alloc(None) if alloc is not None else None
     try:
-        values = _evaluate(order, program, bufs, scalars, outs, checks)
+        values = _evaluate(order, program, bufs, scalars, outs, checks, native)
         return [owned_copy(v) for v in values] if owned else values
     finally:
         if alloc is not None and prev is not None:
@@ -404,7 +425,7 @@ _FAST_SCAN = (getattr(_graph._graphcore, "has_subnormal", None)  # type: ignore[
 
 
 def _evaluate(order: list[Node], program: Program, bufs: list[Node], scalars: list[Node],
-              outs: list[Node], checks: bool) -> list[np.ndarray]:
+              outs: list[Node], checks: bool, native: list[float] | None) -> list[np.ndarray]:
     # every float value is looked at once for subnormals: the leaves here, each computed result
     # below (an op that moves values or only keeps its operands' makes none: ``_program``)
     env: list[Any] = [None] * program.size
@@ -425,13 +446,19 @@ def _evaluate(order: list[Node], program: Program, bufs: list[Node], scalars: li
         k += 1
     plain, bound, scan, parts, multi = _PLAIN, _BOUND, _SCAN, _SCAN_PARTS, _MULTI
     fast = _FAST_SCAN
+    clock = time.perf_counter
+    in_native = 0.0
     with np.errstate(all="ignore"):
-        for i, at, rule, attrs, ins, drops, kind, shape, dtype in program.steps:
+        for i, at, rule, attrs, ins, drops, kind, shape, dtype, timed in program.steps:
             n = order[i]
             vals = [env[j] for j in ins]
             try:
+                if timed:
+                    t0 = clock()
                 r = rule(n, vals) if attrs is plain else (
                     rule(vals) if attrs is bound else rule(n, vals, attrs))
+                if timed:
+                    in_native += clock() - t0
             except NotExact:
                 raise
             except Exception as err:  # noqa: BLE001  (a rule's failure is never the user's)
@@ -455,6 +482,8 @@ def _evaluate(order: list[Node], program: Program, bufs: list[Node], scalars: li
             elif kind == parts and has_subnormal(r):
                 raise NotExact(f"a subnormal result of {n.op.name}")
             env[at] = r
+    if native is not None:
+        native[0] += in_native
     values = [env[s] for s in program.outs]
     if checks:
         for n, v in zip(outs, values):
