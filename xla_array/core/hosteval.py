@@ -82,9 +82,10 @@ _UNKNOWN = object()  # (a kernel operand outside the graph's lists: no program k
 
 class Entry:
     """The host tier's record of one graph structure (``entry``): ``spent``, the seconds its
-    host runs took outside native code (``NATIVE_OPS``; None before the first; ``inf`` where the host cannot run it); ``limit``,
-    its automatic budget once asked (``host_turn``); ``program`` (``eligible``), valid for the
-    settings generation ``gen`` and the kernels in use ``found``."""
+    host runs took outside native code (``NATIVE_OPS``; None before the first; ``inf`` where
+    the host cannot run it); ``limit``, its automatic budget once asked (``host_turn``);
+    ``program`` (``eligible``), valid for the settings generation ``gen`` and the kernels in
+    use ``found``."""
 
     __slots__ = ("spent", "limit", "gen", "found", "program")
 
