@@ -366,3 +366,22 @@ def test_maxima_of_short_rows_are_a_chain_with_numpys_values(dtype):
     assert "stablehlo.reduce" in xp.debug.mlir(long_rows)
     assert np.array_equal(np.asarray(long_rows), v.reshape(100, 30).max(axis=1), equal_nan=True)
     assert "stablehlo.reduce" in xp.debug.mlir(xp.max(x, axis=0))  # (not trailing)
+
+
+def test_a_keepdims_result_is_an_array_of_its_own_that_writes_and_views_follow():
+    """keepdims records the reshape of the reduction as is (no view of the hidden result):
+    writes into it, through its views and into their bases behave as NumPy's."""
+    a = np.arange(12.0).reshape(3, 4)
+    for mod, x in ((np, a), (xp, xp.asarray(a))):
+        r = mod.sum(x, axis=1, keepdims=True)
+        v = r[1:, :]
+        v[0, 0] = -1.0
+        r[2, 0] = -2.0
+        s = mod.max(x, axis=0, keepdims=True)
+        s[0, 1:3] = 0.0
+        if mod is np:
+            want = (r.copy(), v.copy(), s.copy())
+        else:
+            got = (np.asarray(r), np.asarray(v), np.asarray(s))
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and np.array_equal(g, w)

@@ -26,7 +26,7 @@ from ..core.graph import record
 from ..core.ops import sorting as _ops_sort  # noqa: F401  (registers cumreduce)
 from ..core.ops.reductions import Reduce
 from ..core.ops.sorting import CumReduce
-from ..core.ops.structural import OPS
+from ..core.ops.structural import OPS, Reshape
 from .array import Array, as_array, wrap
 from .dtype_functions import astype
 from .elementwise import sqrt
@@ -44,7 +44,10 @@ _arr = as_array  # an array argument; NumPy arrays are converted (see _array.as_
 def _keep(out: Array, x: Array, ax: tuple, keepdims: bool) -> Array:
     if not keepdims:
         return out
-    return reshape(out, tuple(1 if i in ax else d for i, d in enumerate(x.shape)))
+    # (a reshape recorded as is: ``out`` is new and never seen, so the result need not be a
+    # view of it, which ``reshape`` would make it at twice the recording's cost)
+    shape = tuple([1 if i in ax else d for i, d in enumerate(x.shape)])
+    return wrap(record(OPS["reshape"], (out._node,), Reshape(shape)))
 
 
 def reduce(kind: str, x: Array, axis: Any, keepdims: bool, dtype: DType,
