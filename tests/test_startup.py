@@ -59,3 +59,25 @@ def test_lapack_after_scipy_linalg_was_imported_uses_the_ordinary_import():
               type(sys.meta_path[0]).__name__ != "_Adopt")
     """)
     assert out == ["True", "True"]
+
+
+def test_a_first_array_does_not_load_the_multi_process_runtime():
+    """The default device looks for a multi-process runtime only where ``initialize`` loaded
+    its module (which imports ``socket``, ~5 ms): a first array in a single process loads
+    neither; with ``xla_array.distributed`` imported and no ``initialize``, the default is
+    still this process's first CPU device."""
+    out = _fresh("""
+        import sys
+        import xla_array as xp
+        x = xp.asarray([1.0, 2.0]) * 3.0
+        print(float(xp.sum(x)), x.device, "xla_array.core.backend_distributed" in sys.modules,
+              "socket" in sys.modules)
+    """)
+    assert out == ["9.0", "cpu:0", "False", "False"]
+    out = _fresh("""
+        import sys
+        import xla_array as xp
+        import xla_array.distributed
+        print("xla_array.core.backend_distributed" in sys.modules, xp.zeros(2).device)
+    """)
+    assert out == ["True", "cpu:0"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -158,8 +159,11 @@ def default_device() -> Any:
     if _default_env:
         d = _check_default(target(_default_env))
     else:
-        from .backend_distributed import state  # (load order)
-        st = state()  # several processes: the platform they span, this process's first device
+        # several processes: the platform they span, this process's first device (their
+        # module is loaded by ``initialize``: not loaded, no runtime, and no import of it and
+        # its socket module, ~5 ms, on a first array)
+        dist = sys.modules.get(__package__ + ".backend_distributed")
+        st = dist.state() if dist is not None else None
         plat = st.platform if st is not None else (
             "cuda" if "cuda" in _backend.platforms() else "cpu")
         d = next(d for d in devices(plat) if d._local)
