@@ -687,6 +687,23 @@ def _well_positive(v: np.ndarray) -> bool:
     return bool(v.min() > 1e-3 * max(1.0, float(v.max())))
 
 
+def _inside_domain(name: str, v: np.ndarray) -> bool:
+    """Whether real float values are well inside the domain of function ``name`` (one of
+    ``BRANCH_CUTS``), so that a rounded copy of them is too: log2 of a symmetric matrix's
+    zero rebuilt from its eigh (+-1e-7) is -23.9 or NaN depending on the rounding."""
+    if v.dtype.kind != "f" or v.size == 0 or not np.isfinite(v).all():
+        return False
+    if name in ("log", "log2", "log10", "sqrt"):
+        return _well_positive(v)
+    if name == "log1p":
+        return _well_positive(v + 1)
+    if name == "acosh":
+        return _well_positive(v - 1)
+    if name in ("acos", "asin", "atanh"):
+        return bool(np.abs(v).max() < 1 - 1e-3)
+    return True  # (atan, asinh: continuous on the reals)
+
+
 def _negative_zeros(a: np.ndarray) -> bool:
     """Whether a float or complex array holds -0.0 (in either part)."""
     parts = (a.real, a.imag) if a.dtype.kind == "c" else (a,)
@@ -1106,8 +1123,10 @@ class _Generator:
         name = self.op_name(UNARY)
         dtypes, kind = UNARY[name]
         cond = (lambda v: not np.isnan(v.value).any()) if name == "signbit" else None
-        if name in BRANCH_CUTS:  # (a complex operand within rounding of a cut: either side)
-            cond = lambda v: v.exact or v.dtype not in COMPLEXES  # noqa: E731
+        if name in BRANCH_CUTS:  # (a complex operand within rounding of a cut: either side;
+            # a real one within rounding of the domain's edge: NaN on one side only)
+            cond = lambda v: v.exact or (  # noqa: E731
+                v.dtype not in COMPLEXES and _inside_domain(name, v.value))
         x = self.pick(dtypes, exact=kind in ("round", "sign", "test"), cond=cond)
         cplx = x.dtype in COMPLEXES
         rule, rounding = {
