@@ -283,8 +283,8 @@ def _rules(order: list[Node], device: Any, max_bytes: int | None) -> list | None
     found = kernels_in_use()
     rules = []
     for n in order:
-        rule = _rule_and_native(n, found)
-        if refused_rule(n, rule) or (max_bytes is not None and nbytes(n) > max_bytes):
+        rule = exact_rule(n, found)
+        if rule is None or (max_bytes is not None and nbytes(n) > max_bytes):
             return None
         rules.append(rule)
     return rules
@@ -301,10 +301,10 @@ def nbytes(n: Node) -> int:
     return math.prod(n.shape) * n.dtype.itemsize
 
 
-def exact_rule(n: Node, found: dict) -> tuple[Any, Any] | None:
-    """``rule_of`` node ``n``, or None where no rule can give its compiled bits whatever the
-    values (``refused_rule``)."""
-    rule = rule_of(n, found)
+def exact_rule(n: Node, found: dict) -> tuple[Any, Any, bool] | None:
+    """``rule_of`` node ``n`` and whether it calls native code (``_rule_and_native``), or
+    None where no rule can give its compiled bits whatever the values (``refused_rule``)."""
+    rule = _rule_and_native(n, found)
     return None if refused_rule(n, rule) else rule
 
 
