@@ -40,6 +40,7 @@ import numpy as np
 from ..core import backend as _backend
 from ..core import dtypes as _dtypes
 from ..core import metrics as _metrics
+from ..core.aligned import aligned_empty
 from ..core.devices import default_device
 from ..core.executor import backend_failure, run_checks, value_buffer
 from ..core.graph import Placeholder, buffer_leaf, record
@@ -284,7 +285,7 @@ class Stream:
         # alias (no allocation or page faults per chunk), and steps are dispatched on a
         # thread of the stream's own (an XLA:CPU execution whose inputs are ready runs on the
         # calling thread: dispatched by ``send``, it would stop the next chunk's copy)
-        self._ring = [_aligned(nbytes) for _ in range(_RING)] if big else []
+        self._ring = [aligned_empty((nbytes,), np.uint8) for _ in range(_RING)] if big else []
         self._jobs: queue.Queue | None = queue.Queue(maxsize=1) if big else None
         self._worker: threading.Thread | None = None
 
@@ -549,13 +550,6 @@ def _work(ref: Any, jobs: queue.Queue) -> None:
             return
         s._dispatch(*job)
         del s, job
-
-
-def _aligned(nbytes: int) -> np.ndarray:
-    """``nbytes`` bytes of host memory starting on a 64-byte boundary."""
-    raw = np.empty(nbytes + 64, np.uint8)
-    start = -raw.ctypes.data % 64
-    return raw[start:start + nbytes]
 
 
 def stream(f: Any, chunk_template: Any, init_state: Any) -> Stream:
