@@ -400,6 +400,18 @@ def test_the_sum_kernels_host_rule_is_numpys_add_reduce_bit_for_bit():
                     m, r = sum_plan(shape, axes)
                     looped += bool(m and r == 1) or (not m and r > 1)
     assert looped > 100
+    # every way the column loop takes a width (running sums in registers up to 16 values a
+    # row, two blocks over chunks of rows up to 32, in memory beyond; complex: twice as wide),
+    # with row counts across its chunks
+    for dtype in (np.float64, np.float32, np.complex128, np.complex64):
+        for k in [*range(2, 41), 64, 129]:
+            for rows in (2, 33, 700):
+                x = rng.standard_normal((rows, k)) * np.exp(rng.uniform(-12, 12, (rows, k)))
+                x = (x - 1j * x[::-1] if np.dtype(dtype).kind == "c" else x).astype(dtype)
+                x[: rows // 2, 0] = -0.0
+                node = xp.sum(xp.asarray(x), axis=0)._node
+                got = pairwise.host(node, [x], node.attrs)
+                assert got.tobytes() == np.add.reduce(x, axis=0).tobytes(), (dtype, k, rows)
     x = np.full((40, 3), -0.0)  # the identity 0.0 added after the rows
     node = xp.sum(xp.asarray(x), axis=0)._node
     assert pairwise.host(node, [x], node.attrs).tobytes() == np.zeros(3).tobytes()

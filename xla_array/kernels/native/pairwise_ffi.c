@@ -133,15 +133,65 @@ static int64_t numel(const XLA_FFI_Buffer *b) {
         return;                                                                               \
     }
 
-#define COLUMNS(T, NCOMP)                                                                     \
+/* Column sums: NumPy adds the rows of a reduction over leading axes one after the other
+ * (r = x[0]; r += x[1]; ...). The running sums of up to 16 columns are kept in registers
+ * (FIXED_COLUMNS: a function per count, whose fixed-size loops the compiler unrolls), so a
+ * row costs one add's latency, not a store and a load of each running sum (the same adds in
+ * the same order: the same bits). 10,000 rows, float64: 3 columns 42 -> 12 us, 16 columns 78
+ * -> 23, 17 columns 75 -> 39; from 33 columns on, a row's adds keep the core busy and the
+ * running sums stay in memory. */
+#define FIXED_COLUMNS(T, NAME, K)                                                             \
+    static void NAME(const T *x, T *r, int64_t rows, int64_t stride, int first) {            \
+        T acc[K];                                                                             \
+        int64_t i = 0;                                                                        \
+        if (first) {                                                                          \
+            for (int j = 0; j < K; j++) acc[j] = x[j];                                        \
+            i = 1;                                                                            \
+        } else {                                                                              \
+            for (int j = 0; j < K; j++) acc[j] = r[j];                                        \
+        }                                                                                     \
+        for (; i < rows; i++) {                                                               \
+            const T *row = x + i * stride;                                                    \
+            for (int j = 0; j < K; j++) acc[j] += row[j];                                     \
+        }                                                                                     \
+        for (int j = 0; j < K; j++) r[j] = acc[j];                                            \
+    }
+
+#define FIXED_WIDTHS(T, P)                                                                    \
+    FIXED_COLUMNS(T, P##1, 1) FIXED_COLUMNS(T, P##2, 2) FIXED_COLUMNS(T, P##3, 3)             \
+    FIXED_COLUMNS(T, P##4, 4) FIXED_COLUMNS(T, P##5, 5) FIXED_COLUMNS(T, P##6, 6)             \
+    FIXED_COLUMNS(T, P##7, 7) FIXED_COLUMNS(T, P##8, 8) FIXED_COLUMNS(T, P##9, 9)             \
+    FIXED_COLUMNS(T, P##10, 10) FIXED_COLUMNS(T, P##11, 11) FIXED_COLUMNS(T, P##12, 12)       \
+    FIXED_COLUMNS(T, P##13, 13) FIXED_COLUMNS(T, P##14, 14) FIXED_COLUMNS(T, P##15, 15)       \
+    FIXED_COLUMNS(T, P##16, 16)                                                               \
+    static void (*const P##_fixed[17])(const T *, T *, int64_t, int64_t, int) = {                           \
+        NULL, P##1, P##2, P##3, P##4, P##5, P##6, P##7, P##8, P##9, P##10, P##11, P##12,      \
+        P##13, P##14, P##15, P##16};
+
+FIXED_WIDTHS(double, cols_f64)
+FIXED_WIDTHS(float, cols_f32)
+
+#define COLUMNS(T, NCOMP, FIXED)                                                              \
     {                                                                                         \
         const T *x = (const T *)xv;                                                           \
         T *r = (T *)rv;                                                                       \
-        int64_t width = k * NCOMP;                                                            \
-        memcpy(r, x, (size_t)width * sizeof(T));                                              \
-        for (int64_t i = 1; i < rows; i++) {                                                  \
-            const T *row = x + i * width;                                                     \
-            for (int64_t j = 0; j < width; j++) r[j] += row[j];                               \
+        int64_t width = k * NCOMP; /* (a complex sum: its parts' sums, as reals) */           \
+        if (width > 32) { /* the adds of a row run side by side: no latency to hide */        \
+            memcpy(r, x, (size_t)width * sizeof(T));                                          \
+            for (int64_t i = 1; i < rows; i++) {                                              \
+                const T *row = x + i * width;                                                 \
+                for (int64_t j = 0; j < width; j++) r[j] += row[j];                           \
+            }                                                                                 \
+            return;                                                                           \
+        }                                                                                     \
+        /* 17 to 32 columns: two blocks, over chunks of rows of 32 KiB or less (in cache) */  \
+        int64_t chunk = width <= 16 ? rows : 32768 / (width * (int64_t)sizeof(T));           \
+        for (int64_t i = 0; i < rows; i += chunk) {                                           \
+            int64_t n = rows - i < chunk ? rows - i : chunk;                                  \
+            const T *xi = x + i * width;                                                      \
+            int64_t j = width > 16 ? 16 : 0;                                                  \
+            if (j) FIXED[16](xi, r, n, width, i == 0);                                        \
+            FIXED[width - j](xi + j, r + j, n, width, i == 0);                                \
         }                                                                                     \
         return;                                                                               \
     }
@@ -159,10 +209,10 @@ static void row_sums(int dt, int64_t rows, int64_t m, const void *xv, void *rv) 
 /* rows >= 1, k >= 1 */
 static void column_sums(int dt, int64_t rows, int64_t k, const void *xv, void *rv) {
     switch (dt) {
-    case 0: COLUMNS(double, 1)
-    case 1: COLUMNS(float, 1)
-    case 2: COLUMNS(double, 2)
-    default: COLUMNS(float, 2)
+    case 0: COLUMNS(double, 1, cols_f64_fixed)
+    case 1: COLUMNS(float, 1, cols_f32_fixed)
+    case 2: COLUMNS(double, 2, cols_f64_fixed)
+    default: COLUMNS(float, 2, cols_f32_fixed)
     }
 }
 
