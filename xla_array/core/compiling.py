@@ -190,8 +190,8 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
         raise backend_failure(f"compiling the graph recorded at {_where_text(order)}",
                               err) from None
     t2 = time.perf_counter()
-    if disk_key is not None:
-        _store(disk_key, exe, custom_targets(text))
+    if disk_key is not None:  # (the context as lowered: a kernel that failed to load is out)
+        _store(disk.key_text(key, _disk_context(options) + variant), exe, custom_targets(text))
     _compiled(key, text, len(order), _where_text(order, 3), t1 - t0, t2 - t1,
               "fast_compiles" if fast else None)
     return Compiled(exe, text, key, t2 - t1, t1 - t0, pack, fast)
@@ -298,9 +298,10 @@ def _compile_behind(key: Any, order: list, bufs: list, scalars: list, outs: list
     _check_limit(key)
     t0 = time.perf_counter()
     options = _graph_options(order, device)
-    disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
     text = lower(order, bufs, scalars, outs, donate, device._annotations(bufs, scalars, outs),
                  pack)
+    # (the disk cache's context as lowered: the kernels it may use are loaded by now)
+    disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
     targets = custom_targets(text)
     register_targets(targets)
     lowered = time.perf_counter() - t0

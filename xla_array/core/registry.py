@@ -14,7 +14,8 @@ engine needs to know about it:
   ``replaces`` (a name, or several), ``rule(node)`` returns the ``(inputs, attrs)`` of an
   ``op`` node computing the same value, or None to leave the node alone;
 - ``available`` / ``error``: whether the library was built, loads and registered its targets
-  here (and why not); ``flag``: the setting that turns the kernel off;
+  here (and why not); ``present``: whether it may, asked without loading anything (the
+  library built, native code allowed); ``flag``: the setting that turns the kernel off;
 - ``host``: the first-use tier's rule for the nodes it replaces (``core/hosteval.py``),
   ``host(node, values, attrs)`` with the values of the rule's inputs and its attrs, computing
   the kernel's bits; a kernel without one computes its op's bits (sums in NumPy's order), so
@@ -23,9 +24,14 @@ engine needs to know about it:
 The executor registers every kernel an executable calls before compiling it or loading it from
 bytes (``compiling.register_targets``), so a kernel is found through this table, never by name.
 Whether a rewrite applies depends only on the graph's structure and on which kernels are in
-use (``in_use``): the structural key of a graph is taken before the rewrite, so ``context()``
-(the kinds in use) is part of the disk cache's context, and a change of a kernel's setting
+use: the structural key of a graph is taken before the rewrite, so ``context()`` (the kinds
+that may be used) is part of the disk cache's context, and a change of a kernel's setting
 drops the executables compiled in memory.
+
+A kernel's library is loaded when a graph first needs it (``may_use`` says whether it may be
+used without loading it; ``rewrite.match`` loads it before its rule takes a node), so a
+process pays only for the kernels its graphs use, each at its first use: the FFT kernel's
+load (2.1 ms, NumPy's loops looked up) is not the first graph's, whatever that graph is.
 """
 
 from __future__ import annotations
@@ -37,8 +43,8 @@ from typing import Any
 from . import flags as _flags
 from .cache import executables
 
-__all__ = ["Kernel", "KERNELS", "register", "in_use", "kind_in_use", "context", "state",
-           "availability_changed"]
+__all__ = ["Kernel", "KERNELS", "register", "in_use", "may_use", "kind_in_use", "context",
+           "state", "availability_changed"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,8 @@ class Kernel:
     available: Callable[[], bool]  # built, loaded and registered with XLA here
     error: Callable[[], str]  # why not, when not
     flag: str | None = None  # the setting that turns it off (``XLA_ARRAY_<FLAG>=0``)
+    # whether ``available`` may say yes, asked without loading the library (None: ask it)
+    present: Callable[[], bool] | None = None
     host: Callable[[Any, list, Any], Any] | None = None  # (node, values, attrs) -> ndarray
     # node of an op in ``replaces`` that ``rule`` does not take -> whether ``host`` computes
     # it too, from the node's own inputs and attrs (the op's own rule's bits, faster)
@@ -71,8 +79,19 @@ def register(kernel: Kernel) -> Kernel:
 
 
 def in_use(kernel: Kernel) -> bool:
-    """Whether graphs are rewritten to call ``kernel``: its setting is on and it is available."""
+    """Whether graphs are rewritten to call ``kernel``: its setting is on and it is available
+    (loaded here, if it was not yet)."""
     return (kernel.flag is None or bool(_flags._values[kernel.flag])) and kernel.available()
+
+
+def may_use(kernel: Kernel) -> bool:
+    """Whether graphs may be rewritten to call ``kernel``, asked without loading it: its
+    setting is on and it is available, or not tried yet with its library there
+    (``Kernel.present``). What ``rewrite.rules`` and ``context`` go by; ``rewrite.match``
+    loads a kernel (``in_use``) before its rule takes a node."""
+    if kernel.flag is not None and not _flags._values[kernel.flag]:
+        return False
+    return kernel.present() if kernel.present is not None else kernel.available()
 
 
 # counts the changes of any kernel's availability (``kernels/library.py``: a library loaded
@@ -99,5 +118,7 @@ def kind_in_use(kind: str) -> bool:
 
 
 def context() -> str:
-    """The kinds of the kernels in use, for the disk cache's context."""
-    return ",".join(sorted(k.kind for k in KERNELS.values() if in_use(k)))
+    """The kinds of the kernels that may be used (``may_use``), for the disk cache's context
+    (what an executable is stored under is taken once its graph is lowered: a library that
+    failed to load meanwhile is left out)."""
+    return ",".join(sorted(k.kind for k in KERNELS.values() if may_use(k)))

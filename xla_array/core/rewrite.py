@@ -42,16 +42,16 @@ class Rewritten:
 
 
 def rules() -> dict[str, list[registry.Kernel]]:
-    """Op name -> the kernels in use that may replace its nodes, in the order they are tried
-    (``Kernel.order``: the row pass before the BLAS products, so ``X.T @ f(X @ w)`` is one
-    row pass)."""
+    """Op name -> the kernels that may be used (``registry.may_use``: loaded or not yet) and
+    may replace its nodes, in the order they are tried (``Kernel.order``: the row pass before
+    the BLAS products, so ``X.T @ f(X @ w)`` is one row pass)."""
     state = registry.state()
     cached = _RULES
     if cached and cached[0] == state:
         return cached[1]  # (every materialization and host run asks: built once per state)
     rules: dict[str, list[registry.Kernel]] = {}
     for k in sorted(registry.KERNELS.values(), key=lambda k: k.order):
-        if registry.in_use(k):
+        if registry.may_use(k):
             for name in (k.replaces,) if isinstance(k.replaces, str) else k.replaces:
                 rules.setdefault(name, []).append(k)
     # (kept under the state before the build: a change meanwhile, another thread's setting
@@ -67,10 +67,14 @@ _RULES: list = []
 def match(n: Any, found: dict | None = None) -> tuple[registry.Kernel, tuple] | None:
     """(kernel, (inputs, attrs)) of the first kernel in use (``found``: ``rules()``) whose
     rule takes node ``n``, or None: how the lowering decides (``apply``), asked as well by
-    the host tier and by the compile options."""
+    the host tier and by the compile options. A kernel not loaded yet is loaded here, the
+    first time a node of an op it replaces is asked about (before its rule, which may read
+    what the load sets up); one that fails to load is passed over."""
     if found is None:
         found = rules() if registry.KERNELS else {}
     for k in found.get(n.op.name, ()):
+        if not k.available():
+            continue
         m = k.rule(n)
         if m is not None:
             return k, m

@@ -99,7 +99,7 @@ def _load() -> None:
     _CDLL.append(lib)
 
 
-_LIB = library.NativeLibrary("BLAS matmul kernel", "XLA's dot", _load)
+_LIB = library.NativeLibrary("BLAS matmul kernel", "XLA's dot", _load, "blas_ffi")
 
 
 def available() -> bool:
@@ -186,5 +186,5 @@ BLAS_MATMUL = define("blas_matmul", _infer, _lower, weight=HEAVY, attrs=Plan)
 
 registry.register(registry.Kernel(
     kind="blas", title="BLAS matmul kernel", source="native/blas_ffi.c", targets=(TARGET,),
-    op=BLAS_MATMUL, replaces="dot_general", rule=rule, available=available, error=error,
-    flag="blas", host=host, order=1))
+    op=BLAS_MATMUL, replaces="dot_general", rule=rule, available=available,
+    present=_LIB.present, error=error, flag="blas", host=host, order=1))

@@ -99,4 +99,4 @@ def rule(n: Any) -> tuple[tuple, FromRows] | None:
 registry.register(registry.Kernel(
     kind="layout", title="column-major copy kernel", source="native/layout_ffi.c",
     targets=(TARGET,), op=LAPACK_FROM_ROWS, replaces="lapack", rule=rule,
-    available=available, error=error))
+    available=available, present=_LIB.present, error=error))

@@ -59,13 +59,26 @@ def library(name: str) -> ctypes.CDLL:
 class NativeLibrary:
     """Whether one native kernel can be used here: ``load()`` (load the library, register its
     handlers with XLA) runs once, by the first caller of ``available()``; a failure makes it
-    False (logged once, as a warning unless ``XLA_ARRAY_NATIVE=0`` asked for it)."""
+    False (logged once, as a warning unless ``XLA_ARRAY_NATIVE=0`` asked for it).
+    ``present()`` answers without loading: the library ``native/<name>.c`` built, native code
+    allowed (``registry.Kernel.present``: a kernel is loaded when a graph first needs it)."""
 
-    def __init__(self, what: str, instead: str, load: Callable[[], None]) -> None:
-        self.what, self.instead, self._load = what, instead, load
+    def __init__(self, what: str, instead: str, load: Callable[[], None], name: str) -> None:
+        self.what, self.instead, self._load, self.name = what, instead, load, name
         self._ok: bool | None = None
+        self._built: bool | None = None  # (whether its library file is there: asked once)
         self.error = ""
         self._lock = threading.Lock()
+
+    def present(self) -> bool:
+        """``available()``'s answer once it was asked; before, whether it may be True: native
+        code allowed and the library built (nothing is loaded)."""
+        ok = self._ok
+        if ok is not None:
+            return ok
+        if self._built is None:
+            self._built = path(self.name) is not None
+        return self._built and bool(_flags._values["native"])
 
     @property
     def ok(self) -> bool | None:
@@ -106,7 +119,7 @@ def handler_library(what: str, instead: str, name: str, symbol: str,
         if getattr(lib, f"{symbol}_abi")() != 1:
             raise RuntimeError("unexpected kernel ABI version")
         register(lib, symbol, target)
-    return NativeLibrary(what, instead, load)
+    return NativeLibrary(what, instead, load, name)
 
 
 def register(lib: ctypes.CDLL, symbol: str, target: str) -> None:

@@ -58,4 +58,4 @@ def rule(n: Any) -> tuple[tuple, LuPermutation] | None:
 registry.register(registry.Kernel(
     kind="lu_perm", title="LU permutation kernel", source="native/lu_perm_ffi.c",
     targets=(TARGET,), op=LU_PERMUTATION_KERNEL, replaces="lu_permutation", rule=rule,
-    available=available, error=error))
+    available=available, present=_LIB.present, error=error))

@@ -80,6 +80,11 @@ def _lower_pairwise(e: Emitter, n: Any, a: list) -> str:
 PAIRWISE_SUM = define("pairwise_sum", OPS["reduce"].infer, _lower_pairwise, attrs=Reduce)
 
 
+def present() -> bool:
+    """Whether ``available()`` may be True, asked without loading the libraries."""
+    return _LIB.present() and _COLUMNS.present()
+
+
 def available() -> bool:
     """Load (once) and register the kernels; False if they were not built or cannot be used."""
     return _LIB.available() and _COLUMNS.available()
@@ -165,4 +170,4 @@ def host_also(n: Any) -> bool:
 registry.register(registry.Kernel(
     kind="pairwise", title="pairwise-sum kernels", source="native/pairwise_ffi.c",
     targets=(TARGET, COLUMN_TARGET), op=PAIRWISE_SUM, replaces="reduce", rule=rule,
-    available=available, error=error, host=host, host_also=host_also))
+    available=available, present=present, error=error, host=host, host_also=host_also))

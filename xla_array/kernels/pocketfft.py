@@ -105,7 +105,7 @@ def _load() -> None:
     _CDLL.append(lib)
 
 
-_LIB = library.NativeLibrary("NumPy-FFT kernel", "XLA's FFT", _load)
+_LIB = library.NativeLibrary("NumPy-FFT kernel", "XLA's FFT", _load, "pocketfft_ffi")
 
 
 def available() -> bool:
@@ -238,4 +238,4 @@ POCKETFFT = define("pocketfft", _infer, _lower, attrs=Transform)
 registry.register(registry.Kernel(
     kind="pocketfft", title="NumPy-FFT kernel", source="native/pocketfft_ffi.c",
     targets=(TARGET,), op=POCKETFFT, replaces="fft", rule=rule, available=available,
-    error=error, flag="pocketfft", host=host))
+    present=_LIB.present, error=error, flag="pocketfft", host=host))

@@ -249,5 +249,5 @@ ROWPASS = define("rowpass", _infer_rowpass, _lower_rowpass, weight=4, attrs=RowP
 
 registry.register(registry.Kernel(
     kind="rowpass", title="row-pass kernel", source="native/rowpass_ffi.c", targets=(TARGET,),
-    op=ROWPASS, replaces="dot_general", rule=rule, available=available, error=error,
-    flag="rowpass"))
+    op=ROWPASS, replaces="dot_general", rule=rule, available=available,
+    present=_LIB.present, error=error, flag="rowpass"))

@@ -60,6 +60,11 @@ CUMREDUCE_KERNEL = define("cumreduce_kernel", OPS["cumreduce"].infer, _lower_sca
                           attrs=CumReduce)
 
 
+def present() -> bool:
+    """Whether ``available()`` may be True, asked without loading the libraries."""
+    return all(lib.present() for lib in _LIBS)
+
+
 def available() -> bool:
     """Load (once) and register the kernels; False if they were not built or cannot be used."""
     return all(lib.available() for lib in _LIBS)
@@ -82,4 +87,4 @@ def rule(n: Any) -> tuple[tuple, CumReduce] | None:
 registry.register(registry.Kernel(
     kind="scan", title="cumulative sum/product kernels", source="native/pairwise_ffi.c",
     targets=tuple(TARGETS.values()), op=CUMREDUCE_KERNEL, replaces="cumreduce", rule=rule,
-    available=available, error=error))
+    available=available, present=present, error=error))

@@ -93,7 +93,7 @@ def _load() -> None:
     _CDLL.append(lib)
 
 
-_LIB = library.NativeLibrary("NumPy-loop kernel", "XLA's functions", _load)
+_LIB = library.NativeLibrary("NumPy-loop kernel", "XLA's functions", _load, "ufunc_ffi")
 
 
 def available() -> bool:
@@ -169,5 +169,5 @@ UFUNC_LOOP = define("ufunc_loop", _infer, _lower, attrs=Loop)
 
 registry.register(registry.Kernel(
     kind="ufunc", title="NumPy-loop kernel", source="native/ufunc_ffi.c", targets=(TARGET,),
-    op=UFUNC_LOOP, replaces=(*NUMPY, *COMPLEX_IN), rule=rule, available=available, error=error,
-    flag="ufunc", host=host))
+    op=UFUNC_LOOP, replaces=(*NUMPY, *COMPLEX_IN), rule=rule, available=available,
+    present=_LIB.present, error=error, flag="ufunc", host=host))
