@@ -183,7 +183,11 @@ def test_a_library_that_was_not_built_is_unavailable():
     with pytest.raises(RuntimeError, match=why):
         library.library("no_such_kernel")
     lib = library.handler_library("test kernel", "XLA", "no_such_kernel", "xa_x", "xla_array_x")
+    assert lib.present() is False and lib.ok is None  # (asked without trying to load it)
     assert lib.available() is False and re.search(why, lib.error)
+    built = library.handler_library("test kernel", "XLA", "lu_perm_ffi", "xa_x", "xla_array_x")
+    assert built.present() is bool(xp.flags.get("native"))  # built, not tried: it may load
+    assert built.available() is False and built.present() is False  # (no such symbol)
 
 
 def _run(code: str, env: dict) -> subprocess.CompletedProcess:
