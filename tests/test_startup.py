@@ -6,6 +6,11 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+import xla_array as xp
+from xla_array.kernels import library
+
 
 def _fresh(code: str) -> str:
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
@@ -83,6 +88,8 @@ def test_a_first_array_does_not_load_the_multi_process_runtime():
     assert out == ["True", "cpu:0"]
 
 
+@pytest.mark.skipif(not xp.flags.get("native") or library.path("pocketfft_ffi") is None,
+                    reason="no native kernels (XLA_ARRAY_NATIVE=0, or not built)")
 def test_a_native_kernel_is_loaded_when_a_graph_first_needs_it():
     """A kernel's library is loaded (and, for the FFT kernel, NumPy's loops looked up: 2 ms)
     when a graph first has a node of an op it replaces, not with the first graph whatever it
