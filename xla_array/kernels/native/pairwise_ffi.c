@@ -164,7 +164,7 @@ static int64_t numel(const XLA_FFI_Buffer *b) {
     FIXED_COLUMNS(T, P##10, 10) FIXED_COLUMNS(T, P##11, 11) FIXED_COLUMNS(T, P##12, 12)       \
     FIXED_COLUMNS(T, P##13, 13) FIXED_COLUMNS(T, P##14, 14) FIXED_COLUMNS(T, P##15, 15)       \
     FIXED_COLUMNS(T, P##16, 16)                                                               \
-    static void (*const P##_fixed[17])(const T *, T *, int64_t, int64_t, int) = {                           \
+    static void (*const P##_fixed[17])(const T *, T *, int64_t, int64_t, int) = {             \
         NULL, P##1, P##2, P##3, P##4, P##5, P##6, P##7, P##8, P##9, P##10, P##11, P##12,      \
         P##13, P##14, P##15, P##16};
 
