@@ -195,6 +195,62 @@ def _run(code: str, env: dict) -> subprocess.CompletedProcess:
                           env={**os.environ, **env}, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.skipif(not lu_perm.available(), reason="LU permutation kernel unavailable")
+def test_a_library_that_fails_to_load_at_its_first_need_is_passed_over(monkeypatch):
+    """A kernel is loaded when a graph first needs it (``registry.may_use``,
+    ``rewrite.match``): one whose library is there but fails to load then is passed over,
+    the graph keeps XLA's ops (the same values), and the kernel leaves the disk cache's
+    context."""
+    def refuse() -> None:
+        raise RuntimeError("refused (test)")
+
+    monkeypatch.setattr(lu_perm._LIB, "_load", refuse)
+    monkeypatch.setattr(lu_perm._LIB, "ok", None)  # (a process that has not needed it yet)
+    executables.clear()
+    assert "lu_perm" in registry.context().split(",")  # it may be used: its library is there
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((6, 6)) + 6 * np.eye(6)
+    b = rng.standard_normal((6, 2))
+    sol = xp.linalg.solve(xp.asarray(a), xp.asarray(b))
+    assert "xla_array_lu_perm" not in xp.debug.mlir(sol) and lu_perm._LIB.ok is False
+    np.testing.assert_allclose(np.asarray(sol), np.linalg.solve(a, b), rtol=1e-12)
+    assert "lu_perm" not in registry.context().split(",")
+    executables.clear()  # (compiled without it: not for the tests after this one)
+
+
+@pytest.mark.skipif(not lu_perm.available(), reason="LU permutation kernel unavailable")
+def test_an_executable_is_stored_under_the_kernels_it_was_lowered_with(tmp_path):
+    """The disk cache's context names the kernels that may be used: a process whose LU
+    kernel failed to load at its first need stores its solve (compiled without the kernel)
+    under a context without it, so a process where the kernel loads compiles its own, with
+    the kernel, instead of loading that one (and a third loads the second's)."""
+    code = """
+        import sys, numpy as np, xla_array as xp
+        from xla_array.kernels import lu_perm
+        if sys.argv[1] == "refuse":
+            def refuse():
+                raise RuntimeError("refused (test)")
+            lu_perm._LIB._load = refuse
+        xp.flags.set(host_first=False)
+        a = np.arange(36.0).reshape(6, 6) + 10 * np.eye(6)
+        x = xp.linalg.solve(xp.asarray(a), xp.ones(6))
+        ok = np.allclose(np.asarray(x), np.linalg.solve(a, np.ones(6)))
+        m = xp.debug.metrics()
+        print(ok, m["compiles"], m["disk_hits"], lu_perm._LIB.ok)  # (loaded: a graph used it)
+    """
+    env = {"XLA_ARRAY_CACHE_DIR": str(tmp_path / "cache")}
+    runs = []
+    for how in ("refuse", "load", "load"):
+        r = subprocess.run([sys.executable, "-c", textwrap.dedent(code), how], capture_output=True,
+                           text=True, timeout=300, env={**os.environ, **env})
+        assert r.returncode == 0, r.stderr[-2000:]
+        runs.append(r.stdout.split())
+    assert runs[0][0] == "True" and runs[0][3] == "False"  # (solved without the kernel)
+    compiled = int(runs[0][1])
+    assert runs[1] == ["True", str(compiled), "0", "True"]  # its own executables, not those
+    assert runs[2] == ["True", "0", str(compiled), "True"]  # then from the cache
+
+
 def test_native_off_turns_the_kernels_off_quietly():
     """XLA_ARRAY_NATIVE=0: no native code at all, the same values, and no warning (it was
     asked for); nothing is compiled with a C compiler at run time either way."""
