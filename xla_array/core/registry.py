@@ -78,18 +78,22 @@ def register(kernel: Kernel) -> Kernel:
     return kernel
 
 
+def _setting_on(kernel: Kernel) -> bool:
+    return kernel.flag is None or bool(_flags._values[kernel.flag])
+
+
 def in_use(kernel: Kernel) -> bool:
     """Whether graphs are rewritten to call ``kernel``: its setting is on and it is available
     (loaded here, if it was not yet)."""
-    return (kernel.flag is None or bool(_flags._values[kernel.flag])) and kernel.available()
+    return _setting_on(kernel) and kernel.available()
 
 
 def may_use(kernel: Kernel) -> bool:
     """Whether graphs may be rewritten to call ``kernel``, asked without loading it: its
     setting is on and it is available, or not tried yet with its library there
     (``Kernel.present``). What ``rewrite.rules`` and ``context`` go by; ``rewrite.match``
-    loads a kernel (``in_use``) before its rule takes a node."""
-    if kernel.flag is not None and not _flags._values[kernel.flag]:
+    loads a kernel (``available``) before its rule first takes a node."""
+    if not _setting_on(kernel):
         return False
     return kernel.present() if kernel.present is not None else kernel.available()
 
