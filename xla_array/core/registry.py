@@ -98,14 +98,15 @@ def may_use(kernel: Kernel) -> bool:
     return kernel.present() if kernel.present is not None else kernel.available()
 
 
-# counts the changes of any kernel's availability (``kernels/library.py``: a library loaded
-# or refused, a test turning one off): with the settings' generation and the number of kernels
-# registered, ``state()`` changes whenever ``in_use`` may answer differently
+# counts the changes of any kernel's availability that ``may_use`` sees (``kernels/library.py``:
+# a library refused, a test turning one off or on; not a load that succeeds, which it expected):
+# with the settings' generation and the number of kernels registered, ``state()`` changes
+# whenever ``may_use`` may answer differently
 _AVAILABILITY = [0]
 
 
 def availability_changed() -> None:
-    """Note that a kernel's ``available()`` may answer differently from now on."""
+    """Note that a kernel's ``may_use`` may answer differently from now on."""
     _AVAILABILITY[0] += 1
 
 

@@ -83,13 +83,16 @@ class NativeLibrary:
     @property
     def ok(self) -> bool | None:
         """Whether the library loaded (None: not tried yet). Setting it (the load, a test)
-        tells the registry, whose callers cache what depends on the kernels in use."""
+        tells the registry where that changes ``present()``, what the kernel rules are
+        cached by (``registry.state``)."""
         return self._ok
 
     @ok.setter
     def ok(self, value: bool | None) -> None:
+        was = self.present()
         self._ok = value
-        _registry.availability_changed()
+        if self.present() != was:  # (a load that succeeds changes nothing the rules go by:
+            _registry.availability_changed()  # the structures' host programs stay)
 
     def available(self) -> bool:
         ok = self._ok
