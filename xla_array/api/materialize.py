@@ -19,6 +19,10 @@ def materialize(*arrays: Array) -> None:
 
     Results stay on the device; later uses of these arrays (and of every live array that the
     graph computed along the way) start from the results.
+
+    Asynchronous: it returns once the executable is dispatched, possibly before the run ends
+    (anything that reads the values waits for it). To time a computation, or to wait for its
+    end, use ``xla_array.block_until_ready(*arrays)``.
     """
     materialize_nodes(_nodes(arrays), "materialize", user_frame())  # (one frame less to walk)
 
