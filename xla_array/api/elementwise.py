@@ -17,7 +17,6 @@ from ..core.ops.elementwise import ELEMENTWISE
 from ..core.ops.structural import OPS
 from .array import Array, as_array, as_node, operand_nodes, wrap
 from .dtype_functions import astype
-from .manipulation import broadcast_to
 
 __all__ = sorted(ELEMENTWISE) + ["clip"]
 
@@ -139,7 +138,8 @@ def select(condition: Array, x1: Any, x2: Any) -> Array:
 
 
 def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:
-    """Clamp ``x`` to [min, max]; bounds may be scalars or arrays (broadcast to ``x``)."""
+    """Clamp ``x`` to [min, max]; bounds may be scalars or arrays, broadcast with ``x``: the
+    result has their broadcast shape (as NumPy's and array_api_strict's) and ``x``'s dtype."""
     x = as_array(x, "clip")
     if x.dtype.kind not in "iuf":
         raise TypeError(f"clip() needs a real numeric array, got {x.dtype.name}")
@@ -152,9 +152,7 @@ def clip(x: Array, /, min: Any = None, max: Any = None) -> Array:
             raise TypeError(f"clip(): bound dtype {bound.dtype.name} differs in kind from "
                             f"{x.dtype.name}")
         out = apply(op, out, bound)
-    if out.shape != x.shape:
-        out = broadcast_to(out, x.shape) if len(out.shape) <= x.ndim else out
-    if out.dtype != x.dtype:
+    if out.dtype is not x.dtype:
         out = astype(out, x.dtype)
     return out
 
