@@ -8,8 +8,11 @@ integer indexing, linalg, fft), each forced once and timed alone. Contenders:
 
 - ``numpy``;
 - ``jax_eager`` (``jax.numpy`` op by op, when jax is installed);
-- ``xla_cold``: xla_array with an empty disk cache (every graph compiles);
-- ``xla_warm``: xla_array in a new process on the disk cache the cold run filled.
+- ``xla_cold``: xla_array with an empty disk cache and its defaults: a graph run once runs on
+  the host (NumPy's code, the first-use tier of docs/laziness.md) where its ops have host
+  rules and its values are small, and compiles otherwise (its reported compiles count those);
+- ``xla_warm``: xla_array in a new process on the disk cache the cold run filled (it holds
+  only what the cold run compiled: the host runs again run on the host).
 
 With ``--sklearn``, scikit-learn's first and second fits (PCA, Ridge,
 LinearDiscriminantAnalysis, LogisticRegression, GaussianMixture; ``array_api_dispatch=True``)

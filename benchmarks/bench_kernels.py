@@ -1,6 +1,9 @@
 """Each native kernel against the pure-XLA path on the workloads it is for (the figures of
 docs/architecture.md, "Native kernels"). One process per (kernel, on/off) run, alternated
-ROUNDS times; per case the best of each process's minimum over its calls.
+ROUNDS times; per case the best of each process's minimum over its calls. Both columns are
+compiled graphs (``XLA_ARRAY_HOST_FIRST=0``: with the first-use tier on, a graph without the
+kernel would run its first calls with NumPy on the host, and the "XLA" column would time NumPy);
+each process asserts that its calls compiled and ran no host run.
 
     python benchmarks/bench_kernels.py [rowpass|lu_perm ...] [--rounds N]
 
@@ -21,6 +24,7 @@ import time
 
 def run_one(kernel: str, on: bool) -> dict[str, float]:
     os.environ["XLA_ARRAY_CACHE_DIR"] = "off"
+    os.environ["XLA_ARRAY_HOST_FIRST"] = "0"   # both columns compiled XLA, never NumPy's code
     import numpy as np
 
     import xla_array as xp
@@ -70,6 +74,8 @@ def run_one(kernel: str, on: bool) -> dict[str, float]:
                 A, b = xp.asarray(a), xp.asarray(rng.standard_normal((n, 16)).astype(d))
                 best(f"solve {n}x{n}, 16 rhs {d}", lambda *a: np.asarray(xp.linalg.solve(*a)),
                      (A, b), 40 if n < 1024 else 15)
+    m = xp.debug.metrics()
+    assert m["host_runs"] == 0 and m["compiles"] > 0, f"not compiled XLA: {m}"
     return res
 
 
