@@ -58,6 +58,9 @@ from .api.manipulation import (
 )
 from .api.materialize import block_until_ready, materialize
 from .api.matmul import matmul, matrix_transpose, tensordot, vecdot
+from .api.numpy_functions import *  # noqa: F403  (NumPy's functions beyond the standard)
+from .api.numpy_functions import __all__ as _numpy_all
+from .api.numpy_functions import missing_attribute as __getattr__  # noqa: F401
 from .api.searching import *  # noqa: F403
 from .api.searching import __all__ as _searching_all
 from .api.searching import argmax, argmin, where
@@ -93,6 +96,7 @@ from .core.dtypes import (
     uint64,
 )
 from .core.executor import CompileError
+from .numpy_polynomials import polyfit, roots
 
 __array_api_version__ = DEFAULT_VERSION
 __version__ = "0.1.0"
@@ -121,6 +125,7 @@ __all__ = [
     "argmax", "argmin", "where", "all", "any", "max", "mean", "min", "prod", "std", "sum", "var",
     *_elementwise_all, *_statistical_all, *_searching_all, *_sorting_all, *_set_all,
     *_utility_all, *_advanced_all, "fft", "linalg", "sharding",
+    *_numpy_all, "polyfit", "roots",
 ]
 __all__ = sorted(set(__all__), key=__all__.index)
 

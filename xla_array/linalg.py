@@ -581,3 +581,183 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     a0, a1, a2 = (a[(Ellipsis, i) + tail] for i in range(3))
     b0, b1, b2 = (b[(Ellipsis, i) + tail] for i in range(3))
     return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=ax)
+
+
+# ---------------------------------------------------------------- NumPy's numpy.linalg extras
+# (NumPy's ``norm``, ``lstsq``, ``cond``, ``multi_dot``, ``tensorsolve`` and ``tensorinv``,
+# beside the standard's functions: NumPy scripts call them as ``np.linalg.norm``...)
+
+import numpy as np  # noqa: E402
+
+from .api.creation import asarray  # noqa: E402
+from .api.manipulation import permute_dims  # noqa: E402
+
+_LinAlgError = np.linalg.LinAlgError  # (core/ops/linalg's LinAlgError derives from it)
+
+__all__ += ["norm", "lstsq", "cond", "multi_dot", "tensorsolve", "tensorinv"]
+
+
+def _np_arr(x: Any) -> Array:
+    return x if isinstance(x, Array) else asarray(x)
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Array:
+    """NumPy's ``linalg.norm``: the 2-norm of the flattened array (``ord=None, axis=None``),
+    a vector norm over one axis, or a matrix norm over two (``'fro'``, ``'nuc'``, +-1, +-2,
+    +-inf)."""
+    a = _np_arr(x)
+    if a.dtype.kind in "iub":
+        a = astype(a, dt.float64)
+    nd = a.ndim
+    if axis is None:
+        if ord is None or (ord in ("f", "fro") and nd == 2) or (ord == 2 and nd == 1):
+            r = vector_norm(a, axis=None)
+            return reshape(r, (1,) * nd) if keepdims else r
+        axes = tuple(range(nd))
+    elif isinstance(axis, (int,)) or not isinstance(axis, (tuple, list)):
+        axes = (operator.index(axis),)
+    else:
+        axes = tuple(axis)
+    if len(axes) == 1:
+        if isinstance(ord, str):
+            raise ValueError(f"Invalid norm order '{ord}' for vectors")
+        return vector_norm(a, axis=axes[0], keepdims=keepdims, ord=2 if ord is None else ord)
+    if len(axes) != 2:
+        raise ValueError("Improper number of dimensions to norm.")
+    r0, c0 = (_axes.axis(v, nd, "norm") for v in axes)
+    if r0 == c0:
+        raise ValueError("Duplicate axes given.")
+    if ord not in (None, "fro", "f", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        raise ValueError("Invalid norm order for matrices.")
+    rest = [i for i in range(nd) if i not in (r0, c0)]
+    m = a if (r0, c0) == (nd - 2, nd - 1) else permute_dims(a, (*rest, r0, c0))
+    o = "fro" if ord in (None, "f") else ord
+    r = matrix_norm(m, ord=o)
+    if keepdims:
+        r = reshape(r, tuple(1 if i in (r0, c0) else a.shape[i] for i in range(nd)))
+    return r
+
+
+def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Array, Array, Array, Array]:
+    """NumPy's ``linalg.lstsq``: the minimum-norm least-squares solution from the SVD (singular
+    values at most ``rcond * largest`` are dropped; default ``eps * max(M, N)``), the residual
+    sums of squares (empty unless ``M > N`` and full rank), the rank and the singular values."""
+    A, B = _np_arr(a), _np_arr(b)
+    if A.ndim != 2:
+        raise _LinAlgError(f"{A.ndim}-dimensional array given. Array must be two-dimensional")
+    if B.ndim not in (1, 2):
+        raise _LinAlgError(f"{B.ndim}-dimensional array given. Array must be one or "
+                          f"two-dimensional")
+    m, n = A.shape
+    if B.shape[0] != m:
+        raise _LinAlgError("Incompatible dimensions")
+    d = dt.from_numpy(np.result_type(A.dtype.np, B.dtype.np, np.float64 if
+                                     A.dtype.kind in "iub" and B.dtype.kind in "iub" else
+                                     np.float16))
+    A, B = astype(A, d), astype(B, d)
+    vec = B.ndim == 1
+    B2 = reshape(B, (m, 1)) if vec else B
+    if rcond is None:
+        rcond = float(np.finfo(d.np).eps) * max(m, n)
+    u, s, vt = svd(A, full_matrices=False)
+    big = s > rcond * _max(s) if s.shape[0] else s > 0
+    sinv = where(big, 1 / where(big, s, 1), 0)
+    uh_b = matmul(_h(u), B2)
+    xs = matmul(_h(vt), reshape(astype(sinv, d), (-1, 1)) * uh_b)
+    rank = _sum(astype(big, dt.int64))
+    rk = int(rank)
+    if rk == n and m > n:
+        res = matmul(A, xs) - B2
+        resid = _sum(astype(_abs(res), _real(d)) ** 2, axis=0)
+    else:
+        resid = zeros((0,), dtype=_real(d))
+    return (reshape(xs, (n,)) if vec else xs), resid, rank, s
+
+
+def cond(x: Any, p: Any = None) -> Array:
+    """NumPy's ``linalg.cond``: ``s[0] / s[-1]`` from the singular values (``p=None, 2``),
+    their inverse ratio (``p=-2``), else ``norm(x, p) * norm(inv(x), p)``."""
+    a = _np_arr(x)
+    if a.dtype.kind in "iub":
+        a = astype(a, dt.float64)
+    if p is None or p == 2 or p == -2:
+        s = svdvals(a)
+        r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+        return r
+    return norm(a, p, axis=(-2, -1)) * norm(inv(a), p, axis=(-2, -1))
+
+
+def multi_dot(arrays: Any, *, out: Any = None) -> Array:
+    """NumPy's ``linalg.multi_dot``: the chain of products in the order of fewest
+    multiplications (NumPy's dynamic programme over the shapes, at record time)."""
+    arrs = [_np_arr(v) for v in arrays]
+    n = len(arrs)
+    if n < 2:
+        raise ValueError("Expecting at least two arrays.")
+    first_1d, last_1d = arrs[0].ndim == 1, arrs[-1].ndim == 1
+    if first_1d:
+        arrs[0] = reshape(arrs[0], (1, -1))
+    if last_1d:
+        arrs[-1] = reshape(arrs[-1], (-1, 1))
+    for v in arrs:
+        if v.ndim != 2:
+            raise _LinAlgError(f"{v.ndim}-dimensional array given. Array must be "
+                              f"two-dimensional")
+    dims = [arrs[0].shape[0]] + [v.shape[1] for v in arrs]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf  # type: ignore[call-overload]
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def chain(i: int, j: int) -> Array:
+        if i == j:
+            return arrs[i]
+        k = split[i][j]
+        return matmul(chain(i, k), chain(k + 1, j))
+    r = chain(0, n - 1)
+    if first_1d and last_1d:
+        return reshape(r, ())
+    if first_1d:
+        return reshape(r, (r.shape[1],))
+    if last_1d:
+        return reshape(r, (r.shape[0],))
+    return r
+
+
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> Array:
+    """NumPy's ``linalg.tensorsolve``: ``x`` with ``tensordot(a, x, x.ndim) == b``."""
+    A, B = _np_arr(a), _np_arr(b)
+    an = A.ndim
+    if axes is not None:
+        allaxes = list(range(an))
+        for k in axes:
+            allaxes.remove(k)
+            allaxes.insert(an, k)
+        A = permute_dims(A, tuple(allaxes))
+    oldshape = A.shape[-(an - B.ndim):]
+    prod = math.prod(oldshape)
+    if math.prod(A.shape) != prod ** 2:
+        raise _LinAlgError("Input arrays must satisfy the requirement prod(a.shape[b.ndim:]) "
+                          "== prod(a.shape[:b.ndim])")
+    x = solve(reshape(A, (prod, prod)), reshape(B, (prod, 1)))
+    return reshape(x, oldshape)
+
+
+def tensorinv(a: Any, ind: int = 2) -> Array:
+    """NumPy's ``linalg.tensorinv``: the inverse of ``a`` seen as a matrix of its first ``ind``
+    axes by the others."""
+    A = _np_arr(a)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    oldshape = A.shape
+    prod = math.prod(oldshape[:ind])
+    invshape = oldshape[ind:] + oldshape[:ind]
+    if math.prod(oldshape[ind:]) != prod:
+        raise _LinAlgError("Last 2 dimensions of the array must be square")
+    return reshape(inv(reshape(A, (prod, -1))), invshape)
