@@ -285,6 +285,19 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     return astype(out, d) if ct is not d else out
 
 
+def _linspace_dtype(start: Any, stop: Any, d: DType) -> DType:
+    """The dtype ``linspace`` computes in, NumPy's: float64 (complex128) for Python scalars;
+    for NumPy scalars or 0-d arrays, their result type (made inexact), so float32 ends give
+    NumPy's float32 values (``i * step + start`` rounded in float32, as SciPy's histograms
+    compare data with them), not float64 values rounded once."""
+    wide = _dtypes.complex128 if d.kind == "c" else _dtypes.float64
+    if isinstance(start, _SCALARS) and isinstance(stop, _SCALARS) and not isinstance(
+            start, np.generic) and not isinstance(stop, np.generic):
+        return wide  # (the standard's case)
+    rt = _dtypes.result_type(start, stop)
+    return rt if rt in (_dtypes.float32, _dtypes.complex64) else wide
+
+
 @_placed
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
              dtype: Any = None, device: Any = None, endpoint: bool = True) -> Array:
@@ -300,7 +313,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     dev = resolve(device)
     _allocation((num,), d, dev, "linspace")
     div = (num - 1) if endpoint else num
-    ct = _dtypes.complex128 if d.kind == "c" else _dtypes.float64
+    ct = _linspace_dtype(start, stop, d)
     i = iota((num,), 0, dev, ct)
     step = (stop - start) / div if div > 0 else 0.0
     out = i * step + start

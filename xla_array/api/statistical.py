@@ -4,7 +4,10 @@ cumulative_prod.
 Dtype rules of the standard: ``sum``/``prod`` of signed (or bool) integers accumulate in the
 default integer dtype (int64), of unsigned integers in uint64; floats and complex keep their
 dtype unless ``dtype=`` says otherwise. ``mean``/``var``/``std`` of integers give float64
-(NumPy's choice; the standard leaves integer input unspecified).
+(NumPy's choice; the standard leaves integer input unspecified). Beyond the standard, they take
+NumPy's ``dtype=`` keyword: a floating-point dtype (complex too for ``mean``) that the input
+is cast to and computed and returned in, as NumPy's accumulator dtype; integer and boolean
+``dtype=`` (which NumPy takes and truncates into) are a TypeError.
 
 ``cumulative_sum``/``cumulative_prod`` accumulate in the same dtypes as ``sum``/``prod``
 (bool counts as a signed integer) and lower to one ``reduce_window`` spanning the axis, which
@@ -104,7 +107,17 @@ def min(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
     return _extreme("min", x, axis, keepdims)
 
 
-def _float_of(x: Array, fname: str) -> DType:
+def _float_of(x: Array, dtype: Any, fname: str, complex_ok: bool = True) -> DType:
+    """The dtype ``mean``/``var``/``std`` compute in: NumPy's ``dtype=`` when given (a
+    floating-point dtype, complex too where ``complex_ok``), else float64 for integer and
+    boolean input, else the input's."""
+    if dtype is not None:
+        d = _dtypes.as_dtype(dtype)
+        if d.kind not in ("fc" if complex_ok else "f") or (x.dtype.kind == "c" and
+                                                           d.kind != "c"):
+            raise TypeError(f"{fname}(): dtype= must be a {'' if complex_ok else 'real '}"
+                            f"floating-point dtype that {x.dtype.name} casts to, got {d.name}")
+        return d
     if x.dtype.kind in "biu":
         return _dtypes.default_float
     return x.dtype
@@ -114,9 +127,10 @@ def _count(x: Array, ax: tuple) -> int:
     return math.prod(x.shape[a] for a in ax)
 
 
-def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
+def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False, dtype: Any = None) -> Array:
+    """The standard's ``mean``; ``dtype=`` is NumPy's (see the module docstring)."""
     x = _arr(x, "mean")
-    d = _float_of(x, "mean")
+    d = _float_of(x, dtype, "mean")
     ax = _axes.axes(axis, x.ndim, "mean")
     s = reduce("sum", x, ax, keepdims, d, "mean")
     n = _count(x, ax)
@@ -124,11 +138,12 @@ def mean(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:
 
 
 def var(x: Array, /, *, axis: Any = None, correction: int | float = 0.0,
-        keepdims: bool = False) -> Array:
+        keepdims: bool = False, dtype: Any = None) -> Array:
+    """The standard's ``var``; ``dtype=`` is NumPy's (see the module docstring)."""
     x = _arr(x, "var")
     if x.dtype.kind == "c":
         raise TypeError("var() takes real arrays")
-    d = _float_of(x, "var")
+    d = _float_of(x, dtype, "var", complex_ok=False)
     ax = _axes.axes(axis, x.ndim, "var")
     xf = astype(x, d, copy=False)
     m = mean(xf, axis=ax, keepdims=True)
@@ -139,8 +154,9 @@ def var(x: Array, /, *, axis: Any = None, correction: int | float = 0.0,
 
 
 def std(x: Array, /, *, axis: Any = None, correction: int | float = 0.0,
-        keepdims: bool = False) -> Array:
-    return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+        keepdims: bool = False, dtype: Any = None) -> Array:
+    """The standard's ``std``; ``dtype=`` is NumPy's (see the module docstring)."""
+    return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims, dtype=dtype))
 
 
 def all(x: Array, /, *, axis: Any = None, keepdims: bool = False) -> Array:

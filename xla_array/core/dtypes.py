@@ -25,10 +25,14 @@ _builtin_bool = bool
 
 
 class DType:
-    """A dtype of xla_array. Compares equal only to itself (and is hashable).
+    """A dtype of xla_array: one object per dtype, hashed by identity.
 
-    ``np.dtype(x.dtype)`` works through ``.np`` / ``__array__``-free conversion: each DType
-    carries its NumPy dtype in ``.np`` and its StableHLO element type in ``.mlir``.
+    Among DTypes, equality is identity. As ``numpy.dtype`` does, a DType also compares equal
+    to NumPy's spellings of it: ``float32 == np.float32``, ``== np.dtype("float32")``, ``==
+    "float32"``, ``== "f4"`` (and ``float64 == float``), without sharing their hashes, so
+    DTypes stay usable as dict keys among themselves. ``np.dtype(x.dtype)`` works through the
+    ``dtype`` attribute: each DType carries its NumPy dtype in ``.np`` and its StableHLO
+    element type in ``.mlir``.
     """
 
     __slots__ = ("name", "np", "mlir", "kind", "bits")
@@ -46,7 +50,21 @@ class DType:
     def __str__(self) -> str:
         return self.name
 
-    # equality and hashing are by identity (the default): one object per dtype, and fast
+    def __eq__(self, other: object) -> _builtin_bool:
+        if other is self:
+            return True
+        if type(other) is DType:  # one object per dtype
+            return False
+        if isinstance(other, (str, type, np.dtype)):  # NumPy's spellings, as numpy.dtype
+            if isinstance(other, str) and other in _BY_NAME:
+                return _BY_NAME[other] is self
+            try:
+                return _builtin_bool(self.np == np.dtype(other))
+            except (TypeError, ValueError):
+                return False
+        return NotImplemented
+
+    __hash__ = object.__hash__  # by identity: fast, and never equal to another DType's
 
     def __reduce__(self) -> str:
         return self.name
@@ -101,31 +119,63 @@ def complex_of(d: DType) -> DType:
 
 
 def from_numpy(npdt: Any) -> DType:
-    """The DType of a NumPy dtype; TypeError for dtypes xla_array does not support."""
+    """The DType of a NumPy array's dtype; TypeError for dtypes xla_array does not support
+    (a non-native byte order among them: the data's bytes would need swapping)."""
     try:
         return _BY_NP[np.dtype(npdt)]
     except (KeyError, TypeError):
         raise TypeError(f"unsupported dtype {npdt!r}") from None
 
 
+_PYTHON_TYPES = {_builtin_bool: bool, int: default_int, float: default_float,
+                 complex: default_complex}
+# every spelling met so far -> its DType (hashable spellings only; only valid ones are kept)
+_SPELLINGS: dict[Any, DType] = {**_BY_NAME, **_BY_NP, **_PYTHON_TYPES}
+
+
 def as_dtype(d: Any) -> DType:
-    """Accept a DType (or, for interop, a NumPy dtype or dtype name)."""
-    if isinstance(d, DType):
+    """The one place a dtype argument is normalized: a DType, or NumPy's spellings of one (a
+    ``numpy.dtype``, a NumPy scalar type such as ``np.float32``, a dtype string NumPy reads
+    such as ``"float32"`` or ``"<f4"``, Python's ``bool``/``int``/``float``/``complex``).
+    TypeError names anything else, and NumPy dtypes xla_array has no counterpart of
+    (strings, objects, datetimes, structured dtypes)."""
+    if type(d) is DType:
         return d
-    if isinstance(d, str) and d in _BY_NAME:
-        return _BY_NAME[d]
-    if d is _builtin_bool:
-        return bool
-    if d is int:
-        return default_int
-    if d is float:
-        return default_float
-    if d is complex:
-        return default_complex
     try:
-        return from_numpy(d)
-    except TypeError:
-        raise TypeError(f"{d!r} is not an xla_array dtype") from None
+        return _SPELLINGS[d]
+    except (KeyError, TypeError):  # not met yet, or unhashable
+        pass
+    if not isinstance(d, (np.dtype, type, str)):
+        raise TypeError(f"{d!r} is not a dtype (expected an xla_array dtype or a NumPy dtype)")
+    try:
+        npd = np.dtype(d)
+    except (TypeError, ValueError):
+        raise TypeError(f"{d!r} is not a dtype NumPy or xla_array knows") from None
+    res = _BY_NP.get(npd)
+    if res is None and npd.byteorder not in "=|":  # the same values in the other byte order
+        res = _BY_NP.get(npd.newbyteorder("="))
+    if res is None:
+        given = "" if d is npd else f" (given as {d!r})"
+        raise TypeError(f"xla_array has no dtype for NumPy's {npd!r}{given}: its arrays hold "
+                        "booleans and numbers")
+    _SPELLINGS[d] = res
+    return res
+
+
+def dtype_arg(x: Any, fname: str) -> DType:
+    """The DType of an array-or-dtype argument (``finfo``, ``iinfo``, ``can_cast``,
+    ``result_type``): an array's (xla_array's, or NumPy's arrays and scalars) or a dtype
+    spelled as ``as_dtype`` reads it."""
+    if type(x) is DType:
+        return x
+    if isinstance(x, (np.dtype, type, str)):
+        return as_dtype(x)
+    d = getattr(x, "dtype", None)
+    if type(d) is DType:
+        return d
+    if isinstance(d, np.dtype):
+        return as_dtype(d)
+    raise TypeError(f"{fname}() expects an array or a dtype, got {type(x).__name__}")
 
 
 def _promote_pair(a: DType, b: DType) -> DType:
@@ -181,18 +231,22 @@ def scalar_default(value: Any) -> DType:
 
 
 def result_type(*arrays_and_dtypes: Any) -> DType:
-    """The standard's ``result_type``: arrays, dtypes and (2024.12) Python scalars."""
+    """The standard's ``result_type``: arrays, dtypes and (2024.12) Python scalars. Dtypes
+    may be spelled as NumPy does (``as_dtype``); NumPy arrays and NumPy scalars count with
+    their dtypes (NumPy scalars are not weak, as in NumPy and in xla_array's operators)."""
     if not arrays_and_dtypes:
         raise ValueError("at least one array or dtype is required")
     res = None
     scalars = []
     for x in arrays_and_dtypes:
-        if isinstance(x, (_builtin_bool, int, float, complex)) and not isinstance(x, DType):
+        if type(x) is DType:
+            d = x
+        elif isinstance(x, (_builtin_bool, int, float, complex)) and not isinstance(
+                x, np.generic):
             scalars.append(x)
             continue
-        d = x if isinstance(x, DType) else getattr(x, "dtype", None)
-        if not isinstance(d, DType):
-            raise TypeError(f"result_type() got {type(x).__name__}, not an array or dtype")
+        else:
+            d = dtype_arg(x, "result_type")
         res = d if res is None else promote(res, d)
     if res is None:
         if not scalars:
@@ -204,12 +258,15 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
     return res
 
 
-def can_cast(from_: Any, to: DType, /) -> _builtin_bool:
+def can_cast(from_: Any, to: Any, /) -> _builtin_bool:
     """Whether the standard's promotion graph takes ``from_`` to ``to`` (within a kind:
     bool to bool only, integers to wider integers, floats to wider floats or complex)."""
-    d = from_ if isinstance(from_, DType) else getattr(from_, "dtype", None)
-    if not isinstance(d, DType) or not isinstance(to, DType):
-        raise TypeError("can_cast() takes an array or dtype and a dtype")
+    d = dtype_arg(from_, "can_cast")
+    if type(to) is not DType:
+        if not isinstance(to, (np.dtype, type, str)):
+            raise TypeError(f"can_cast() takes a dtype as its second argument, got "
+                            f"{type(to).__name__}")
+        to = as_dtype(to)
     if d is to:
         return True
     if d.kind == "b" or to.kind == "b":  # the standard promotes bool with nothing else
@@ -238,17 +295,8 @@ class iinfo_object:
     dtype: DType
 
 
-def _dtype_of(x: Any) -> DType:
-    if isinstance(x, DType):
-        return x
-    d = getattr(x, "dtype", None)
-    if isinstance(d, DType):
-        return d
-    raise TypeError(f"expected an array or dtype, got {type(x).__name__}")
-
-
 def finfo(type: Any, /) -> finfo_object:
-    d = _dtype_of(type)
+    d = dtype_arg(type, "finfo")
     if d.kind not in "fc":
         raise TypeError(f"finfo() needs a floating-point dtype, got {d}")
     real = REAL_OF.get(d, d)
@@ -258,7 +306,7 @@ def finfo(type: Any, /) -> finfo_object:
 
 
 def iinfo(type: Any, /) -> iinfo_object:
-    d = _dtype_of(type)
+    d = dtype_arg(type, "iinfo")
     if d.kind not in "iu":
         raise TypeError(f"iinfo() needs an integer dtype, got {d}")
     ii = np.iinfo(d.np)
@@ -271,17 +319,27 @@ _KINDS = {
 }
 
 
-def isdtype(dtype: DType, kind: Any) -> _builtin_bool:
-    if not isinstance(dtype, DType):
-        raise TypeError(f"isdtype() expects a dtype, got {type(dtype).__name__}")
+def _isdtype_arg(d: Any, what: str) -> DType:
+    """A dtype for ``isdtype``: a DType, or (as NumPy's ``isdtype`` takes) a NumPy dtype or
+    NumPy scalar type; strings and Python types are refused, as NumPy refuses them."""
+    if type(d) is DType:
+        return d
+    if isinstance(d, np.dtype) or (isinstance(d, type) and issubclass(d, np.generic)):
+        return as_dtype(d)
+    raise TypeError(f"isdtype() expects a dtype as {what}, got {d!r}")
+
+
+def isdtype(dtype: Any, kind: Any) -> _builtin_bool:
+    if type(dtype) is not DType:
+        dtype = _isdtype_arg(dtype, "its first argument")
     if isinstance(kind, tuple):
         return any(isdtype(dtype, k) for k in kind)
-    if isinstance(kind, DType):
-        return dtype is kind
     if isinstance(kind, str):
         if kind not in _KINDS:
             raise ValueError(f"unknown dtype kind {kind!r}")
         return dtype.kind in _KINDS[kind]
+    if type(kind) is DType or isinstance(kind, (np.dtype, type)):
+        return dtype is _isdtype_arg(kind, "kind")
     raise TypeError(f"isdtype() kind must be a dtype, a string or a tuple, got {kind!r}")
 
 
