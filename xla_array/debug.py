@@ -52,7 +52,9 @@ def metrics() -> dict[str, Any]:
     ``background_compiles`` (their optimized recompiles, on a background thread), ``swaps``
     (optimized executables swapped in), ``compiles_behind`` (compiles on the background
     thread of graphs whose host runs took the budget, while the host went on running them,
-    ``XLA_ARRAY_COMPILE_BEHIND``; counted in ``compiles`` too). Timers, in seconds:
+    ``XLA_ARRAY_COMPILE_BEHIND``; counted in ``compiles`` too), ``structures`` (graph
+    structures met for the first time: a loop that repeats its graph adds none after its
+    first steps, whether they then run on the host, compile or load from disk). Timers, in seconds:
     ``compile_seconds`` (XLA),
     ``lower_seconds`` (graph to StableHLO), ``execute_seconds``, ``disk_load_seconds``
     (reading and loading on-disk cache entries), ``host_seconds`` (the host runs),

@@ -378,7 +378,7 @@ def wrap(node: Node) -> Array:
     where it is explained)."""
     st = _wrap_state
     lim = _flags._values["max_pending"]
-    if node.depth > lim:
+    if node.depth > lim and _graph.refresh_depth(node) > lim:
         st[1] = True
     site, prev = node.site, st[0]
     if site is not None:

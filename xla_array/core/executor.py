@@ -37,7 +37,7 @@ from .compiling import (
     custom_targets,
     register_targets,
 )
-from .graph import BUFFER, SCALAR, Node, Placeholder, plan_graph, user_frame
+from .graph import BUFFER, SCALAR, Node, Placeholder, advance_epoch, plan_graph, user_frame
 from .lower import scalar_groups
 from .scalars import packed_buffer, packs_scalars, scalar_args
 
@@ -287,6 +287,8 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
             return
     if compiled is None:
         _metrics.count("cache_misses")
+        if entry is None:  # (a structure's first sight is counted when its record is made)
+            hosteval.entry(key)
         executables.note_miss(key)
         pack = packs_scalars(order, scalars, device)
         tail = None if donate or pack else hostsplit.tail(order, device)
@@ -351,6 +353,7 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
 
 
 def _write_back(outs: list[Node], results: list) -> None:
+    advance_epoch()  # (the depths of pending nodes recorded on these may be stale now)
     for n, b in zip(outs, results):
         n.buffer = b  # (Node.set_buffer, inlined: truncate to a buffer leaf)
         n.inputs = ()

@@ -20,7 +20,8 @@ from . import flags as _flags
 from .devices import resolve
 from .dtypes import DType
 
-__all__ = ["Node", "buffer_leaf", "scalar_leaf", "record", "plan_graph", "user_frame"]
+__all__ = ["Node", "buffer_leaf", "scalar_leaf", "record", "plan_graph", "user_frame",
+           "refresh_depth", "advance_epoch"]
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # xla_array/
 
@@ -121,7 +122,8 @@ _SEQ = itertools.count(1)
 
 class Node:
     __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "device", "buffer", "value",
-                 "results", "depth", "users", "where", "committed", "site", "seq", "__weakref__")
+                 "results", "depth", "users", "where", "committed", "site", "seq", "epoch",
+                 "__weakref__")
 
     def __init__(self, op: OpDef, inputs: tuple, attrs: Any, shape: tuple, dtype: DType,
                  device: Any, depth: int, where: Any, committed: bool = False) -> None:
@@ -143,6 +145,7 @@ class Node:
         self.committed = committed
         self.site: Any = None  # (code object, instruction offset) of the recording call
         self.seq = next(_SEQ)  # creation order (see _array.wrap)
+        self.epoch = 0  # the write-back epoch at which ``depth`` was exact (refresh_depth)
 
     @property
     def pending(self) -> bool:
@@ -221,14 +224,59 @@ def record(op: OpDef, inputs: tuple, attrs: Any = (), device: Any = None) -> Nod
         if not inside:
             break
         f = f.f_back
-    if f is None:
-        return Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + op.weight,
-                    ("<unknown>", 0), committed)
     n = Node(op, tuple(inputs), attrs, tuple(shape), dtype, device, depth + op.weight,
-             (fn, f.f_lineno), committed)
-    if not NATIVE:  # (with the C core, this reference builds C Nodes: they keep the site inside)
-        n.site = (f.f_code, f.f_lasti)
+             ("<unknown>", 0) if f is None else (fn, f.f_lineno), committed)
+    if f is not None and not NATIVE:  # (with the C core, this reference builds C Nodes: they
+        n.site = (f.f_code, f.f_lasti)  # keep the site inside)
+    e = _EPOCH[0]  # its depth is exact if every pending input's is
+    for x in n.inputs:
+        if x.buffer is None and x.op is not SCALAR and x.epoch != e:
+            break
+    else:
+        n.epoch = e
     return n
+
+
+# advanced by every write-back (``advance_epoch``): a pending node's depth, computed from its
+# inputs' when recorded, is exact only while none of the nodes below it was computed since
+_EPOCH = [1]
+
+
+def advance_epoch() -> None:
+    """Nodes were written back: the depths of pending nodes recorded on them may be stale."""
+    _EPOCH[0] += 1
+
+
+def refresh_depth(node: Node) -> int:
+    """The depth of ``node`` recomputed from its pending graph where nodes below it were
+    computed since it was recorded (a loop's state, recorded step after step on the previous
+    step's pending update while each step's check wrote back what it read: its recorded depth
+    grew every step though its pending graph stayed one step long, and it was auto-flushed).
+    One iterative pass, stopping at nodes whose depth is exact, which it marks exact."""
+    e = _EPOCH[0]
+    if node.buffer is not None or node.op is SCALAR or node.epoch == e:
+        return node.depth
+    stack = [node]
+    while stack:
+        n = stack[-1]
+        if n.epoch == e or n.buffer is not None:
+            stack.pop()
+            continue
+        depth = 0
+        waiting = False
+        for x in n.inputs:
+            if x.buffer is not None or x.op is SCALAR:
+                continue
+            if x.epoch != e:
+                stack.append(x)
+                waiting = True
+            elif x.depth > depth:
+                depth = x.depth
+        if not waiting:
+            n.depth = depth + n.op.weight
+            n.epoch = e
+            stack.pop()
+    return node.depth
 
 
 # Moving an operand to another device may compute it first (the executor, built on this
@@ -371,10 +419,22 @@ def plan_graph(roots: list[Node],
         outs += [n for n in order if n.op.check is not None and n is not r0 and n not in rs]
         add(tuple([index[n] for n in outs]))
         return order, bufs, scalars, outs, tuple(parts)
+    # how many inputs tuples of the graph hold each node (by position): a node held beyond
+    # them, ``index`` and ``order`` is needed after the run (by an Array, or by a pending node
+    # outside the graph, such as a loop's next step), so it is written back, never recomputed
+    uses = [0] * len(parts)
+    for n in order:
+        for x in n.inputs:
+            uses[index[x]] += 1
+    # (no local name may hold a node: each adds to the counts read)
+    x = root = stack = None  # type: ignore[assignment]
+    held = _RC_HELD
+    getrc = sys.getrefcount
     for n in order:
         op = n.op
         if op.nout == 1:
-            if (n.users > 0 or op.keep) and n is not r0 and n not in rs:
+            if (n.users > 0 or op.keep or getrc(n) - held > uses[index[n]]) \
+                    and n is not r0 and n not in rs:
                 outs.append(n)
         elif n.results is not None:  # a multi-result op: its results that are alive but
             for ref in n.results:    # not reached from the roots are written back too
@@ -392,13 +452,27 @@ def plan_graph(roots: list[Node],
     return order, bufs, scalars, outs, tuple(parts)
 
 
+def _calibrate() -> int:
+    """What ``sys.getrefcount(n)`` reports in ``for n in order`` for an object that only the
+    list ``order`` holds (the list, the loop's name, and the call's own reference up to
+    CPython 3.13)."""
+    order = [object()]
+    for n in order:
+        return sys.getrefcount(n)
+    return 0
+
+
+_RC_HELD = _calibrate() + 1  # (+1: plan_graph's index holds its nodes as keys)
+
+
 # The C core (``core/graphcore.c``, built at install when there is a C compiler) replaces
 # Node, record, user_frame, the two leaf makers and plan_graph with the same objects and
 # functions in C: recording an op and planning a graph are the library's hottest paths. The
 # Python definitions above stay the reference and the fallback (no compiler at install, or
 # XLA_ARRAY_NATIVE=0); tests/test_graphcore.py checks that both give the same results.
 PURE = {"Node": Node, "record": record, "user_frame": user_frame, "buffer_leaf": buffer_leaf,
-        "scalar_leaf": scalar_leaf, "plan_graph": plan_graph}
+        "scalar_leaf": scalar_leaf, "plan_graph": plan_graph, "refresh_depth": refresh_depth,
+        "advance_epoch": advance_epoch}
 NATIVE = False
 if _flags.get("native"):
     try:
@@ -414,6 +488,8 @@ if _flags.get("native"):
         buffer_leaf = _graphcore.buffer_leaf  # type: ignore[assignment]
         scalar_leaf = _graphcore.scalar_leaf  # type: ignore[assignment]
         plan_graph = _graphcore.plan_graph  # type: ignore[assignment]
+        refresh_depth = _graphcore.refresh_depth  # type: ignore[assignment]
+        advance_epoch = _graphcore.advance_epoch  # type: ignore[assignment]
         NATIVE = True
 
 

@@ -33,6 +33,11 @@ typedef struct {
     PyObject *op, *inputs, *attrs, *shape, *dtype, *device, *buffer, *value, *results, *where,
         *committed;
     Py_ssize_t depth, users;
+    /* plan_graph's scratch: how many inputs tuples of the graph being planned hold this node
+     * (set when the node joins the plan's order, counted as its users join it) */
+    Py_ssize_t plan_uses;
+    /* the write-back epoch at which `depth` was exact (see refresh_depth) */
+    Py_ssize_t epoch;
     PyObject *weakreflist;
     /* where, not computed yet: the user frame's code and its last instruction (bytes); the
      * line number is looked up when `where` is first read (errors, metrics, lowering) */
@@ -42,6 +47,9 @@ typedef struct {
 } NodeObject;
 
 static Py_ssize_t node_seq;
+/* advanced by every write-back (advance_epoch): a pending node's depth, computed from its
+ * inputs' when recorded, is exact only while none of the nodes below it was computed since */
+static Py_ssize_t wb_epoch = 1;
 
 static PyTypeObject NodeType;
 
@@ -72,6 +80,8 @@ node_alloc(PyObject *op, PyObject *inputs, PyObject *attrs, PyObject *shape, PyO
     n->committed = Py_NewRef(committed);
     n->depth = depth;
     n->users = 0;
+    n->plan_uses = 0;
+    n->epoch = 0;
     n->weakreflist = NULL;
     n->code = NULL;
     n->lasti = 0;
@@ -195,6 +205,8 @@ static PyMemberDef node_members[] = {
     {"depth", T_PYSSIZET, offsetof(NodeObject, depth), 0,
      "the pending graph's depth up to this node (auto-flush budget)"},
     {"users", T_PYSSIZET, offsetof(NodeObject, users), 0, "number of Array handles on the node"},
+    {"epoch", T_PYSSIZET, offsetof(NodeObject, epoch), 0,
+     "the write-back epoch at which depth was exact (refresh_depth)"},
     {NULL}
 };
 
@@ -460,6 +472,15 @@ record(PyObject *mod, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
         node->lasti = lasti;
         code = NULL;
     }
+    if (node != NULL) {  /* its depth is exact if every pending input's is */
+        Py_ssize_t k = PyTuple_GET_SIZE(node->inputs), i = 0;
+        for (; i < k; i++) {
+            NodeObject *x = (NodeObject *)PyTuple_GET_ITEM(node->inputs, i);
+            if (x->buffer == Py_None && x->op != SCALAR && x->epoch != wb_epoch)
+                break;
+        }
+        node->epoch = i == k ? wb_epoch : 0;
+    }
     result = (PyObject *)node;
 done:
     Py_DECREF(device);
@@ -586,7 +607,8 @@ plan_node(PyObject *index, PyObject *parts, PyObject *order, PyObject *bufs, PyO
     if (t == NULL)
         return -1;
     for (Py_ssize_t i = 0; i < k; i++) {
-        PyObject *p = PyDict_GetItemWithError(index, PyTuple_GET_ITEM(ins, i));
+        NodeObject *x = (NodeObject *)PyTuple_GET_ITEM(ins, i);
+        PyObject *p = PyDict_GetItemWithError(index, (PyObject *)x);
         if (p == NULL) {
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_SystemError, "plan_graph: unnumbered input");
@@ -594,7 +616,10 @@ plan_node(PyObject *index, PyObject *parts, PyObject *order, PyObject *bufs, PyO
             return -1;
         }
         PyTuple_SET_ITEM(t, i, Py_NewRef(p));
+        if (x->buffer == Py_None && x->op != SCALAR)  /* a pending input: in order already */
+            x->plan_uses++;
     }
+    n->plan_uses = 0;
     int rc = add_op(index, parts, n, t);
     Py_DECREF(t);
     if (rc == 0)
@@ -681,8 +706,9 @@ plan_graph(PyObject *mod, PyObject *args, PyObject *kwds)
                 goto done;
         }
     }
-    /* outputs: the roots, then every pending node an Array still holds (or op.keep), then the
-     * live results of multi-result ops that the roots do not reach; without writeback, the
+    /* outputs: the roots, then every pending node that something outside the graph still
+     * holds (an Array, or a pending node a later graph will compute: reference counts beyond
+     * the plan's own) or whose op is keep, then the live results of multi-result ops that the roots do not reach; without writeback, the
      * roots, then the nodes of run-time checks (op.check not None) */
     outs = PyList_GetSlice(roots, 0, nroots);
     if (outs == NULL)
@@ -715,7 +741,10 @@ plan_graph(PyObject *mod, PyObject *args, PyObject *kwds)
         if (nout == 1) {
             if ((PyObject *)n == r0)
                 continue;
-            int want = n->users > 0;
+            /* held: by an Array, or by anything beyond this plan's index, order and the
+             * inputs of its nodes (a pending node outside the graph: the next step of a
+             * loop, which would compute n again) */
+            int want = n->users > 0 || Py_REFCNT(n) - 2 - n->plan_uses > 0;
             if (!want) {
                 a = PyObject_GetAttr(n->op, s_keep);
                 if (a == NULL)
@@ -811,6 +840,87 @@ done:
     Py_XDECREF(rs);
     Py_XDECREF(siblings);
     return result;
+}
+
+/* refresh_depth(node): recompute the depth of a node whose depth may be stale (recorded on
+ * pending nodes that were computed since: a loop's state, whose check wrote back the values
+ * it reads) from its pending graph, in one iterative pass that stops at nodes whose depth is
+ * exact (epoch), and mark them exact. Without it a loop's state, recorded step after step on
+ * the previous step's pending update, looked ever deeper and was auto-flushed although its
+ * pending graph stayed one step long. */
+static int
+refresh_depth_of(NodeObject *root)
+{
+    if (root->buffer != Py_None || root->op == SCALAR || root->epoch == wb_epoch)
+        return 0;
+    PyObject *stack = PyList_New(0);
+    if (stack == NULL || PyList_Append(stack, (PyObject *)root) < 0) {
+        Py_XDECREF(stack);
+        return -1;
+    }
+    int rc = 0;
+    while (PyList_GET_SIZE(stack) > 0) {
+        Py_ssize_t top = PyList_GET_SIZE(stack) - 1;
+        NodeObject *n = (NodeObject *)PyList_GET_ITEM(stack, top);
+        if (n->epoch == wb_epoch || n->buffer != Py_None || !PyTuple_Check(n->inputs)) {
+            if ((rc = PyList_SetSlice(stack, top, top + 1, NULL)) < 0)
+                break;
+            continue;
+        }
+        Py_ssize_t k = PyTuple_GET_SIZE(n->inputs), depth = 0;
+        int waiting = 0;
+        for (Py_ssize_t i = 0; i < k; i++) {
+            NodeObject *x = (NodeObject *)PyTuple_GET_ITEM(n->inputs, i);
+            if (!IS_NODE(x) || x->buffer != Py_None || x->op == SCALAR)
+                continue;
+            if (x->epoch != wb_epoch) {
+                if ((rc = PyList_Append(stack, (PyObject *)x)) < 0)
+                    break;
+                waiting = 1;
+            } else if (x->depth > depth) {
+                depth = x->depth;
+            }
+        }
+        if (rc < 0)
+            break;
+        if (waiting)
+            continue;
+        PyObject *w = PyObject_GetAttr(n->op, s_weight);
+        Py_ssize_t weight = w == NULL ? -1 : PyLong_AsSsize_t(w);
+        Py_XDECREF(w);
+        if (weight == -1 && PyErr_Occurred()) {
+            rc = -1;
+            break;
+        }
+        n->depth = depth + weight;
+        n->epoch = wb_epoch;
+        if ((rc = PyList_SetSlice(stack, top, top + 1, NULL)) < 0)
+            break;
+    }
+    Py_DECREF(stack);
+    return rc;
+}
+
+static PyObject *
+refresh_depth(PyObject *mod, PyObject *node)
+{
+    if (!IS_NODE(node)) {
+        PyErr_Format(PyExc_TypeError, "refresh_depth() takes a Node, not a %s",
+                     Py_TYPE(node)->tp_name);
+        return NULL;
+    }
+    if (refresh_depth_of((NodeObject *)node) < 0)
+        return NULL;
+    return PyLong_FromSsize_t(((NodeObject *)node)->depth);
+}
+
+/* advance_epoch(): nodes were computed (a write-back): the depths of pending nodes recorded
+ * on them may be stale from now on */
+static PyObject *
+advance_epoch(PyObject *mod, PyObject *unused)
+{
+    wb_epoch++;
+    Py_RETURN_NONE;
 }
 
 /* ------------------------------------------------------------------ the Array handle */
@@ -952,6 +1062,8 @@ wrap(PyObject *mod, PyObject *node)
     if (lim == -1 && PyErr_Occurred())
         return NULL;
     NodeObject *n = (NodeObject *)node;
+    if (n->depth > lim && n->epoch != wb_epoch && refresh_depth_of(n) < 0)
+        return NULL;
     if (n->depth > lim)
         over_seen = 1;
     if (n->code != NULL) {
@@ -1392,6 +1504,10 @@ static PyMethodDef methods[] = {
      "buffer_leaf(buf, shape, dtype, device, committed=False)"},
     {"scalar_leaf", (PyCFunction)(void (*)(void))scalar_leaf, METH_FASTCALL,
      "scalar_leaf(value, dtype, device)"},
+    {"refresh_depth", (PyCFunction)refresh_depth, METH_O,
+     "refresh_depth(node) -> depth, recomputed where nodes below it were computed since"},
+    {"advance_epoch", (PyCFunction)advance_epoch, METH_NOARGS,
+     "advance_epoch(): nodes were written back (pending depths may be stale)"},
     {"plan_graph", (PyCFunction)(void (*)(void))plan_graph, METH_VARARGS | METH_KEYWORDS,
      "plan_graph(roots, writeback=True) -> (order, buffer leaves, scalar leaves, outputs, "
      "structural key)"},

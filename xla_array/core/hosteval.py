@@ -105,6 +105,7 @@ def entry(key: Any) -> Entry:
     """The record of the graph structure ``key`` (made on first sight)."""
     e = _ENTRIES.get(key)
     if e is None:
+        _metrics.count("structures")
         if len(_ENTRIES) >= _ENTRIES_MAX:
             for k in list(_ENTRIES)[:_ENTRIES_MAX // 2]:
                 del _ENTRIES[k]

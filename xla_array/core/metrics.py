@@ -15,7 +15,7 @@ _lock = threading.Lock()
 _COUNTERS = ("compiles", "cache_hits", "cache_misses", "disk_hits", "executions",
              "materializations", "auto_flushes", "device_transfers", "bytes_to_device",
              "bytes_to_host", "host_runs", "host_checks", "fast_compiles",
-             "background_compiles", "swaps", "compiles_behind")
+             "background_compiles", "swaps", "compiles_behind", "structures")
 _TIMERS = ("compile_seconds", "lower_seconds", "execute_seconds", "disk_load_seconds",
            "host_seconds", "background_compile_seconds")
 _counts: dict[str, int] = dict.fromkeys(_COUNTERS, 0)
