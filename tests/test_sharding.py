@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import traceback
 import warnings
 
@@ -470,6 +471,14 @@ def default_device_env():
 @check
 def jax_not_imported():
     assert "jax" not in sys.modules, [m for m in sys.modules if m.startswith("jax.")][:5]
+    # the pytest side put a fake jax first on the path, which records its import: so this
+    # check can fail where jax is not installed too
+    import importlib.util
+    spec = importlib.util.find_spec("jax")
+    mark = os.environ.get("FAKE_JAX_MARK", "")
+    assert spec is not None and os.path.dirname(os.path.dirname(spec.origin or "")) == \
+        os.path.dirname(mark), f"the fake jax is not the one found: {spec}"
+    assert not os.path.exists(mark), "xla_array imported jax"
 
 
 def _run_all(names):
@@ -495,6 +504,13 @@ def _report(ndev: int) -> dict:
         # (cpu:0 for 8 devices: the CPU also where a GPU would be the default)
         env["XLA_ARRAY_DEFAULT_DEVICE"] = "cpu:1" if ndev == 4 else "cpu:0"
         names = [k for k in CHECKS if ndev == 4 or k not in ONLY_4]
+        fake = tempfile.mkdtemp(prefix="fake_jax_")   # see jax_not_imported
+        os.makedirs(os.path.join(fake, "jax"))
+        with open(os.path.join(fake, "jax", "__init__.py"), "w") as f:
+            f.write("import os\nopen(os.environ['FAKE_JAX_MARK'], 'a').close()\n"
+                    "raise ImportError('the tests\\' fake jax')\n")
+        env["FAKE_JAX_MARK"] = os.path.join(fake, "jax_imported")
+        env["PYTHONPATH"] = os.pathsep.join([fake, *filter(None, [env.get("PYTHONPATH")])])
         proc = subprocess.run([sys.executable, __file__, *names], env=env, capture_output=True,
                               text=True, timeout=900)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
