@@ -74,6 +74,11 @@ class DType:
         return self.np.itemsize
 
     @property
+    def type(self) -> Any:
+        """NumPy's scalar type of this dtype (``np.float32``), as ``numpy.dtype.type``."""
+        return self.np.type
+
+    @property
     def dtype(self) -> np.dtype:
         """The NumPy dtype: ``np.dtype(d)`` and ``a.astype(d)`` read this attribute."""
         return self.np
@@ -320,11 +325,13 @@ _KINDS = {
 
 
 def _isdtype_arg(d: Any, what: str) -> DType:
-    """A dtype for ``isdtype``: a DType, or (as NumPy's ``isdtype`` takes) a NumPy dtype or
-    NumPy scalar type; strings and Python types are refused, as NumPy refuses them."""
+    """A dtype for ``isdtype``: whatever ``as_dtype`` reads (NumPy's ``isdtype`` takes NumPy
+    dtypes and scalar types only, but ``np.issubdtype`` and array-api-compat's NumPy
+    ``isdtype`` take Python types and dtype strings too, and scikit-learn's ``check_array``
+    passes them: ``dtype=float``, ``dtype="int"``)."""
     if type(d) is DType:
         return d
-    if isinstance(d, np.dtype) or (isinstance(d, type) and issubclass(d, np.generic)):
+    if isinstance(d, (np.dtype, type, str)):
         return as_dtype(d)
     raise TypeError(f"isdtype() expects a dtype as {what}, got {d!r}")
 
