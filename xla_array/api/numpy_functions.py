@@ -215,11 +215,14 @@ def _gcd(x1: Any, x2: Any) -> Array:
     if d.kind not in "iu":
         raise TypeError(f"gcd() needs integers, got {d.name}")
     a, b = xp.broadcast_arrays(xp.astype(a, d), xp.astype(b, d))
-    bits = 8 * d.itemsize + 2
-    for _ in range(2 * bits):  # Euclid's steps, enough for the dtype's range
-        nz = b != 0
-        a, b = xp.where(nz, b, a), xp.where(nz, xp.remainder(a, xp.where(nz, b, 1)), b)
-    return a
+    # Euclid's steps, four at a time (one graph structure, compiled once) until every pair is
+    # done: the number of steps depends on the values, so it is asked of them between rounds
+    while True:
+        for _ in range(4):
+            nz = b != 0
+            a, b = xp.where(nz, b, a), xp.where(nz, xp.remainder(a, xp.where(nz, b, 1)), b)
+        if not bool(xp.any(b != 0)):
+            return a
 
 
 def _lcm(x1: Any, x2: Any) -> Array:
@@ -483,7 +486,8 @@ def indices(dimensions: Any, dtype: Any = int, sparse: bool = False) -> Any:
     out = []
     for i, n in enumerate(dims):
         shape = tuple(n if j == i else (1 if sparse else dims[j]) for j in range(len(dims)))
-        out.append(creation.iota(shape, i, None, d))
+        out.append(xp.broadcast_to(xp.reshape(xp.arange(n, dtype=d), tuple(
+            n if j == i else 1 for j in range(len(dims)))), shape))
     return tuple(out) if sparse else (xp.stack(out) if out else xp.zeros((0,), dtype=d))
 
 
@@ -1204,8 +1208,8 @@ def _lerp(a: Array, b: Array, t: Any) -> Array:
         d = xp.astype(d, _dtypes.float64)
         a, b = xp.astype(a, _dtypes.float64), xp.astype(b, _dtypes.float64)
     if isinstance(t, np.ndarray):
-        tt = float(t)
-        return b - d * (1 - tt) if tt >= 0.5 else a + d * tt
+        tt, rest = float(t), float(1 - t)  # (1 - t in t's dtype, as NumPy computes it)
+        return b - d * rest if tt >= 0.5 else a + d * tt
     return xp.where(t >= 0.5, b - d * (1 - t), a + d * t)
 
 
@@ -2754,7 +2758,7 @@ _FUNCTIONS = [
     "intersect1d", "union1d", "setdiff1d", "setxor1d", "polyval", "polyadd", "polysub",
     "polymul", "polyder", "polyint", "polydiv", "poly", "array_repr", "array_str", "save",
     "savez", "load", "issubdtype", "promote_types", "get_printoptions", "set_printoptions",
-    "printoptions",
+    "printoptions", "packbits", "unpackbits",
 ]
 for _n in _FUNCTIONS:
     _NAMESPACE[_n] = globals()[_n]
