@@ -154,6 +154,10 @@ def test_state_is_donated_no_device_memory_growth_over_10000_chunks():
     gc.collect()
     live = client.live_buffers()
     before, before_bytes = len(live), _nbytes(live)
+    # the count means something only where the client lists buffers (the stream's state at
+    # least is live). (Asking every listed buffer for its pointer here made the loop leave
+    # two more scalar buffers behind: only the count is taken.)
+    listed = before > 0
     del live
     pointers = set()
     for i in range(10_000):
@@ -167,6 +171,9 @@ def test_state_is_donated_no_device_memory_growth_over_10000_chunks():
     del live
     assert len(pointers) == 1  # XLA writes every new state into the donated old one
     assert np.asarray(s.done()).tolist() == [10_010.0] * 8
+    if not listed:   # (measured: jaxlib 0.11.2's client lists no buffer at all)
+        pytest.skip("this jaxlib's live_buffers() lists nothing: the buffer count was not "
+                    "checked (the donation and the values were)")
 
 
 @pytest.mark.usefixtures("on_cpu")  # the ring of aligned host chunks is the CPU device's path
