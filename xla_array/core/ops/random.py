@@ -182,13 +182,32 @@ def _row(e: Emitter, x: str, shape: tuple, i: int, d: DType) -> str:
     return e.op("stablehlo.reshape", [s], tensor_type(shape, d))
 
 
-def _uniforms(e: Emitter, state: str, s: tuple, count: int, algorithm: str,
-              open_zero: bool = False) -> tuple[str, list[str]]:
-    """``count`` float64 uniforms of shape ``s`` from one draw; (next state, uniforms)."""
-    state, bits = _bits(e, state, (count,) + s, dt.uint64, algorithm)
-    w = _W(e, s)
-    return state, [_unit(w, _row(e, bits, s, i, dt.uint64), dt.float64, open_zero)
-                   for i in range(count)]
+_GOLDEN = 0x9E3779B97F4A7C15  # SplitMix64's increment
+
+
+def _keys(e: Emitter, state: str, s: tuple, algorithm: str) -> tuple[str, str]:
+    """(next state, one 64-bit key per element): the start of each element's counter in a
+    rejection loop."""
+    state, bits = _bits(e, state, s, dt.uint64, algorithm)
+    return state, _barrier(e, bits, s, dt.uint64)
+
+
+def _uniforms(w: _W, ctr: str, count: int, open_zero: bool = False) -> tuple[str, list[str]]:
+    """``count`` float64 uniforms per element from its counter (SplitMix64's output function
+    of the counter and the counter advanced by its increment: a loop's rounds are not
+    ``rng_bit_generator`` calls, whose expansion, once per round in the loop's body, made a
+    Poisson graph's compile 3x longer); (advanced counter, uniforms)."""
+    u64 = dt.uint64
+    out = []
+    for _ in range(count):
+        ctr = w.f("add", ctr, w.k(_GOLDEN, u64), d=u64)
+        z = ctr
+        for sh, mul in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+            z = w.f("xor", z, w.f("shift_right_logical", z, w.k(sh, u64), d=u64), d=u64)
+            z = w.f("multiply", z, w.k(mul, u64), d=u64)
+        z = w.f("xor", z, w.f("shift_right_logical", z, w.k(31, u64), d=u64), d=u64)
+        out.append(_unit(w, z, dt.float64, open_zero))
+    return ctr, out
 
 
 def _any(e: Emitter, p: str, s: tuple) -> str:
@@ -363,15 +382,16 @@ def _lower_gamma(e: Emitter, state: str, s: tuple, d: DType, alg: str, alpha: st
     a = w.sel(boost, w.add(alpha, one), alpha)
     dd = w.sub(a, w.k(1.0 / 3.0))
     c = w.div(one, w.f("sqrt", w.mul(w.k(9.0), dd)))
-    state, (ub,) = _uniforms(e, state, s, 1, alg, open_zero=True)
+    state, ctr = _keys(e, state, s, alg)
+    ctr, (ub,) = _uniforms(w, ctr, 1, open_zero=True)
     done0 = w.either(w.no(valid), w.cmp("EQ", alpha, zero))
     val0 = w.sel(valid, zero, w.k(math.nan))
     tb, tf = tensor_type(s, dt.bool), tensor_type(s, dt.float64)
 
     def step(b: Emitter, v: list[str]) -> list[str]:
         done, val, st = v
-        st, (u1, u2, u3) = _uniforms(b, st, s, 3, alg)
         x = _W(b, s)
+        st, (u1, u2, u3) = _uniforms(x, st, 3)
         u1 = x.sub(x.k(1.0), u1)  # (0, 1]
         z = x.mul(x.f("sqrt", x.mul(x.k(-2.0), x.log(u1))),
                   x.f("cosine", x.mul(u2, x.k(2 * math.pi))))
@@ -390,7 +410,8 @@ def _lower_gamma(e: Emitter, state: str, s: tuple, d: DType, alg: str, alpha: st
         val = x.sel(take, x.mul(dd, safe), val)
         return [x.either(done, ok), val, st]
 
-    done, val, state = _loop(e, [(done0, tb), (val0, tf), (state, tensor_type(*_STATE))], step)
+    tu = tensor_type(s, dt.uint64)
+    done, val, _ = _loop(e, [(done0, tb), (val0, tf), (ctr, tu)], step)
     val = w.sel(done, val, w.k(math.nan))
     # a < 1: G(a + 1) * U ** (1 / a), as exp(log G + log U / a) (no underflow before the end)
     boosted = w.f("exponential", w.add(w.log(val), w.div(w.log(ub), alpha)))
@@ -419,8 +440,8 @@ def _lower_poisson(e: Emitter, state: str, s: tuple, alg: str, lam: str) -> list
 
     def step(c: Emitter, v: list[str]) -> list[str]:
         done, k, prod, st = v
-        st, (u, vv) = _uniforms(c, st, s, 2, alg)
         x = _W(c, s)
+        st, (u, vv) = _uniforms(x, st, 2)
         # small lam: multiply uniforms until the product falls to exp(-lam)
         p2 = x.mul(prod, x.sub(x.k(1.0), u))
         stop = x.cmp("LE", p2, limit)
@@ -448,8 +469,9 @@ def _lower_poisson(e: Emitter, state: str, s: tuple, alg: str, lam: str) -> list
         prod = x.sel(done, prod, p2)
         return [x.either(done, ok), k, prod, st]
 
-    init = [(done0, tb), (zero, tf), (w.k(1.0), tf), (state, tensor_type(*_STATE))]
-    done, k, _, state = _loop(e, init, step)
+    state, ctr = _keys(e, state, s, alg)
+    init = [(done0, tb), (zero, tf), (w.k(1.0), tf), (ctr, tensor_type(s, dt.uint64))]
+    done, k, _, _ = _loop(e, init, step)
     k = w.sel(w.both(done, valid), k, w.k(-1.0))
     return [state, w.cvt(k, dt.int64)]
 
@@ -484,8 +506,8 @@ def _lower_binomial(e: Emitter, state: str, s: tuple, alg: str, n_: str, p_: str
 
     def step(cc: Emitter, v: list[str]) -> list[str]:
         done, k, total, st = v
-        st, (u, vv) = _uniforms(cc, st, s, 2, alg)
         x = _W(cc, s)
+        st, (u, vv) = _uniforms(x, st, 2)
         # small n p: count the geometric waiting times that fit in n trials
         g = x.f("ceil", x.div(x.log(x.sub(x.k(1.0), u)), lq_safe))
         g = x.sel(x.cmp("LT", g, x.k(1.0)), x.k(1.0), g)
@@ -513,8 +535,9 @@ def _lower_binomial(e: Emitter, state: str, s: tuple, alg: str, n_: str, p_: str
         total = x.sel(done, total, t2)
         return [x.either(done, ok), k, total, st]
 
-    init = [(done0, tb), (zero, tf), (zero, tf), (state, tensor_type(*_STATE))]
-    done, k, _, state = _loop(e, init, step)
+    state, ctr = _keys(e, state, s, alg)
+    init = [(done0, tb), (zero, tf), (zero, tf), (ctr, tensor_type(s, dt.uint64))]
+    done, k, _, _ = _loop(e, init, step)
     k = w.sel(flip, w.sub(nn, k), k)
     k = w.sel(w.both(done, valid), k, w.k(-1.0))
     return [state, w.cvt(k, dt.int64)]
