@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math as _math
 
-from . import debug, fft, linalg, sharding
+from . import debug, fft, linalg, random, sharding
 from .api import (
     array_methods,  # noqa: F401  (installs Array's operators and the methods that call functions)
     numpy_methods,  # noqa: F401  (installs NumPy's array methods)
