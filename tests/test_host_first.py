@@ -144,14 +144,12 @@ def test_the_compile_estimate_grows_with_the_graph_and_follows_the_process(monke
 
 def test_the_expected_cost_of_an_executable_the_disk_cache_holds_is_a_load(tmp_path):
     from xla_array.core import compiling
-    from xla_array.core.graph import plan_graph
+    from xla_array.core.planned import plan
     x = xp.asarray(np.ones(fresh_rows()))
 
     def expected_cost():
-        node = (xp.tanh(x) * 3.0 - 1.0)._node
-        order, _bufs, _scalars, _outs, struct = plan_graph([node])
-        return (compiling.acquire_estimate((node.device, struct), order, node.device),
-                compiling.compile_estimate(len(order)))
+        g = plan([(xp.tanh(x) * 3.0 - 1.0)._node])
+        return compiling.acquire_estimate(g), compiling.compile_estimate(len(g.order))
 
     with xp.flags.using(cache_dir=str(tmp_path / "cache"), host_first=False):
         cost, compile_cost = expected_cost()

@@ -87,7 +87,8 @@ def test_basic_setitem_records_no_materialization(case, data):
     before = materializations()
     x[key] = xv
     assert materializations() == before
-    assert x.is_pending
+    # (a write of the whole of a 0-d array is its value: x is then the value's own node)
+    assert x.is_pending or (a.ndim == 0 and not xv.is_pending)
     a[key] = v
     check_equal(y, a)
 

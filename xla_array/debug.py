@@ -20,11 +20,11 @@ from .core import metrics as _metrics
 from .core import telemetry as _telemetry
 from .core import tiers as _tiers
 from .core.cache import executables
-from .core.executor import _lock as _executor_lock
-from .core.executor import compile_graph, plan
+from .core.compiling import compile_graph, lowered_text
+from .core.compiling import lock as _executor_lock
+from .core.executor import plan
 from .core.graph import SCALAR, plan_graph
 from .core.keys import explain_key
-from .core.lower import lower
 from .core.ops.elementwise import ELEMENTWISE
 from .core.scalars import packs_scalars
 
@@ -94,14 +94,13 @@ def _compiled(arrays: tuple, inspector: str) -> Any:
     """The executable computing ``arrays``: from the in-memory cache, else compiled (counted
     as a cache miss, as a materialization's would be) and kept there for the computation."""
     nodes = _pending(arrays, inspector)
-    order, bufs, scalars, outs, key = plan(nodes)
-    c = executables.get(key)
+    g = plan(nodes)
+    c = executables.get(g.key)
     if c is None:
         _metrics.count("cache_misses")
-        executables.note_miss(key)
-        c = compile_graph(key, order, bufs, scalars, outs, nodes[0].device,
-                          pack=packs_scalars(order, scalars, nodes[0].device))
-        executables.put(key, c)
+        executables.note_miss(g.key)
+        c = compile_graph(g, pack=packs_scalars(g.order, g.scalars, g.device))
+        executables.put(g.key, c)
     return c
 
 
@@ -115,10 +114,8 @@ def mlir(*arrays: Any, **kwargs: Any) -> str:
         j = fn if isinstance(fn, Jitted) else Jitted(fn)
         return j.lower(*arrays[1:], **kwargs)
     nodes = _pending(arrays, "mlir")
-    order, bufs, scalars, outs, _key = plan(nodes)
-    return lower(order, bufs, scalars, outs, frozenset(),
-                 nodes[0].device._annotations(bufs, scalars, outs),
-                 packs_scalars(order, scalars, nodes[0].device))
+    g = plan(nodes)
+    return lowered_text(g, packs_scalars(g.order, g.scalars, g.device))
 
 
 def hlo(*arrays: Array) -> str:

@@ -37,6 +37,7 @@ from ..core.executor import (
 from ..core.graph import Placeholder, TracedScalar, buffer_leaf, plan_graph
 from ..core.lower import lower
 from ..core.ops.structural import OPS
+from ..core.planned import Planned
 from ..core.scalars import scalar_buffer_of
 from .array import Array
 
@@ -199,7 +200,8 @@ def _trace(fn: Any, args: tuple, kwargs: dict) -> _Trace:
                                            else ([], [], [], [], ()))
     checks = nodes[len(roots):]
     t.checks = ([None] * len(roots) + checks, tuple(range(len(roots), len(nodes))))
-    t.params = [n.buffer.index if type(n.buffer) is Placeholder else n.buffer for n in bufs]
+    t.params = [n.buffer.index if type(n.buffer) is Placeholder else
+                _backend.device_buffer(n.buffer) for n in bufs]
     t.scalars = [(n.value, n.dtype) for n in scalars]
     t.donate_args = sorted(i for i in donate if i < len(leaves) and isinstance(leaves[i], Array))
     donate_params = frozenset(j for j, p in enumerate(t.params)
@@ -215,10 +217,11 @@ def _trace(fn: Any, args: tuple, kwargs: dict) -> _Trace:
     t.out_desc = out_desc
     t.out_specs = [(n.shape, n.dtype.np) for n in nodes]
     key = ("jit", t.device, struct, donate_params)
-    t.compiled = (compile_graph(key, order, bufs, scalars, nodes, t.device, donate_params)
-                  if roots else None)
+    t.compiled = (compile_graph(Planned(order, bufs, scalars, nodes, key, t.device,
+                                        donate_params)) if roots else None)
     t.text = lower(order, bufs, scalars, nodes, donate_params) if roots else ""
-    t.consts = [n.buffer for n in bufs if type(n.buffer) is not Placeholder]
+    t.consts = [_backend.device_buffer(n.buffer) for n in bufs
+                if type(n.buffer) is not Placeholder]
     return t
 
 

@@ -236,6 +236,39 @@ def put(x: np.ndarray, device: Any, *, owned: bool = False) -> Any:
         raise BackendError(str(e)) from None
 
 
+class HostValue:
+    """A value the host tier computed (``core/hosteval.py``), kept in host memory: read on
+    the host as it is (the next host run, ``float()``, ``np.asarray``), and put on its device
+    only when a compiled graph or a device operation first needs it (``device_buffer``),
+    once. A loop that runs on the host then pays no transfer per step: putting a result on
+    the device (jaxlib's ``batched_device_put``) costs about 20 us, several NumPy calls on
+    arrays of a few thousand values. ``value``: C-contiguous, read-only, owning its memory
+    (the host tier's results are 64-byte aligned: the device buffer aliases it)."""
+
+    __slots__ = ("value", "_device", "_buf", "__weakref__")
+
+    def __init__(self, value: np.ndarray, device: Any) -> None:
+        value.flags.writeable = False
+        self.value = value
+        self._device = device
+        self._buf: Any = None
+
+    def device_buffer(self) -> Any:
+        """The value as a device buffer (put there on the first call)."""
+        b = self._buf
+        if b is None:
+            b = self._buf = put(self.value, self._device, owned=True)
+        return b
+
+    def is_deleted(self) -> bool:
+        return False
+
+
+def device_buffer(buf: Any) -> Any:
+    """``buf`` as a device buffer: a ``HostValue``'s (put on first use), else ``buf``."""
+    return buf.device_buffer() if type(buf) is HostValue else buf
+
+
 def put_batch(xs: list[np.ndarray], device: Any) -> list[Any]:
     """Copy several host arrays to ``device`` (a loop: jaxlib has no cheap batched host put)."""
     return [put(x, device) for x in xs]
@@ -254,8 +287,11 @@ def to_numpy(buf: Any) -> np.ndarray:
     """The buffer's value on the host; a zero-copy read-only view for CPU buffers.
 
     Blocks until the buffer is ready. int4/uint4 (stored packed on the device) are unpacked
-    into a new array. Buffers on other platforms are copied to the host.
+    into a new array. Buffers on other platforms are copied to the host. A ``HostValue``
+    gives its value.
     """
+    if type(buf) is HostValue:
+        return buf.value
     aval = buf.aval
     dtype, shape = aval.dtype, aval.shape
     try:
@@ -304,6 +340,7 @@ def _gather(buf: Any) -> np.ndarray:
 
 def block(bufs: list[Any]) -> None:
     """Wait until every buffer in ``bufs`` is ready (re-raises an asynchronous failure)."""
+    bufs = [b for b in bufs if type(b) is not HostValue]
     if bufs:
         try:
             xc.batched_block_until_ready(list(bufs))

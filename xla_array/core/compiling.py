@@ -1,11 +1,12 @@
 """Compiling a planned graph: lowering, XLA's compile, the disk cache, the bookkeeping.
 
-``compile_graph`` turns a planned graph into a ``Compiled`` executable (from the disk cache
-where it has one); ``_compile_split`` compiles a graph without its host tail; ``_tier_up``
-queues the fast tier's optimized recompile and ``_compile_behind`` the compile of a graph the
-host runs (``compile_behind``), both on the tiers' background thread. ``core/executor.py``
-decides when to compile and runs what this module returns; ``_lock`` is the executor's lock
-(a background compile takes it only to put its executable in the cache).
+``compile_graph`` turns a planned graph (``planned.Planned``) into a ``Compiled`` executable
+(from the disk cache where it has one); ``compile_split`` compiles a graph without its host
+tail; ``tier_up`` queues the fast tier's optimized recompile and ``compile_behind`` the
+compile of a graph the host runs (``compile_behind``), both on the tiers' background thread
+(``compiling_behind`` says whether one is on its way). ``core/executor.py`` decides when to
+compile and runs what this module returns; ``lock`` is the executor's lock (a background
+compile takes it only to put its executable in the cache).
 """
 
 from __future__ import annotations
@@ -25,16 +26,17 @@ from . import registry, tiers
 from . import telemetry as _telemetry
 from .cache import disk, executables
 from .compile_options import _disk_context, _graph_options
-from .graph import Node
 from .keys import explain_key
 from .lower import lower
+from .planned import Planned
 
 __all__ = ["CompileError", "Compiled", "Split", "backend_failure", "compile_graph",
-           "custom_targets", "register_targets"]
+           "compile_split", "compile_behind", "compiling_behind", "behind_enabled", "tier_up",
+           "acquire_estimate", "custom_targets", "register_targets", "lock"]
 
 log = logging.getLogger("xla_array")
 # the executor's lock: materializations hold it; a background compile only to put its result
-_lock = threading.RLock()
+lock = threading.RLock()
 
 
 class CompileError(RuntimeError):
@@ -85,18 +87,6 @@ def _bytes_asked(text: str) -> str:
     return "more memory than it has"
 
 
-def _where_text(order: list[Node], limit: int = 8) -> str:
-    seen: list[str] = []
-    for n in order:
-        if n.where and n.where[0] != "<unknown>":
-            s = f"{n.where[0]}:{n.where[1]} ({n.op.name})"
-            if s not in seen:
-                seen.append(s)
-        if len(seen) >= limit:
-            break
-    return "; ".join(seen) or "<unknown>"
-
-
 # custom-call targets an executable may call, by the prefix of their names in its text: jaxlib's
 # LAPACK kernels and the native kernels of xla_array/kernels (registered in core/registry.py);
 # an executable loaded from bytes (disk cache, xp.deserialize) needs them registered first
@@ -136,10 +126,11 @@ class Split(NamedTuple):
     roots: tuple
 
 
-def _compile_split(key: Any, order: list, bufs: list, scalars: list, outs: list, device: Any,
-                   host: frozenset, by_tail: frozenset) -> Compiled:
-    """The executable of graph ``order`` but for the nodes at positions ``host``, which the
-    host computes after each run (``_run``) from the values of the nodes ``by_tail`` names."""
+def compile_split(g: Planned, host: frozenset, by_tail: frozenset) -> Compiled:
+    """The executable of graph ``g`` but for the nodes at positions ``host`` of its order,
+    which the host computes after each run (``executor``) from the values of the nodes
+    ``by_tail`` names."""
+    order, bufs, scalars, outs = g.order, g.bufs, g.scalars, g.outs
     part = [n for i, n in enumerate(order) if i not in host]
     read = {id(x) for n in part for x in n.inputs}  # by the device part
     wanted = by_tail | {id(n) for n in outs}
@@ -148,23 +139,29 @@ def _compile_split(key: Any, order: list, bufs: list, scalars: list, outs: list,
                   tuple(i for i, n in enumerate(scalars) if id(n) in read),
                   tuple(i for i, n in enumerate(order) if i not in host and id(n) in wanted),
                   tuple(i for i, n in enumerate(outs) if id(n) in in_tail))
-    compiled = compile_graph(key, part, [bufs[i] for i in split.bufs],
-                             [scalars[i] for i in split.scalars],
-                             [order[i] for i in split.outs], device,
+    compiled = compile_graph(g.part(part, [bufs[i] for i in split.bufs],
+                                    [scalars[i] for i in split.scalars],
+                                    [order[i] for i in split.outs]),
                              variant=f"; host tail {sorted(host)}")
     compiled.split = split
     return compiled
 
 
-def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
-                  device: Any, donate: frozenset = frozenset(), pack: bool = False,
-                  fast: bool = False, variant: str = "") -> Compiled:
-    """The executable of a planned graph (memory cache aside: the caller's). ``pack``: the
-    scalars come packed, one vector per dtype (what ``packs_scalars`` decides for
-    materializations; the caller passes its arguments accordingly). ``fast``: the fast tier
-    (``tiers.py``): the optimized executable from the disk cache if there is one, else the
-    fast one, compiled if needed. ``variant``: what else the disk cache's key must tell apart
-    (a part of the graph ``key`` names: ``_compile_split``)."""
+def lowered_text(g: Planned, pack: bool = False) -> str:
+    """The StableHLO text of planned graph ``g`` (its donations, its SPMD hooks on a Mesh);
+    ``pack``: its scalars packed, one vector per dtype."""
+    return lower(g.order, g.bufs, g.scalars, g.outs, g.donate, g.annotations(), pack)
+
+
+def compile_graph(g: Planned, pack: bool = False, fast: bool = False,
+                  variant: str = "") -> Compiled:
+    """The executable of a planned graph (memory cache aside: the caller's), under its key.
+    ``pack``: the scalars come packed, one vector per dtype (what ``packs_scalars`` decides
+    for materializations; the caller passes its arguments accordingly). ``fast``: the fast
+    tier (``tiers.py``): the optimized executable from the disk cache if there is one, else
+    the fast one, compiled if needed. ``variant``: what else the disk cache's key must tell
+    apart (a part of the graph its key names: ``compile_split``)."""
+    key, order, device = g.key, g.order, g.device
     _check_limit(key)
     t0 = time.perf_counter()
     options = _graph_options(order, device)
@@ -180,19 +177,17 @@ def compile_graph(key: Any, order: list, bufs: list, scalars: list, outs: list,
             found = _from_disk(disk_key, key, device, pack, t0, fast=True)
             if found is not None:
                 return found
-    text = lower(order, bufs, scalars, outs, donate,
-                 device._annotations(bufs, scalars, outs), pack)  # SPMD hooks on a Mesh
+    text = lowered_text(g, pack)
     t1 = time.perf_counter()
     try:
         register_targets(custom_targets(text))
         exe = _backend.compile(text, device._pjrt_devices, options=options or None)
     except _backend.BackendError as err:
-        raise backend_failure(f"compiling the graph recorded at {_where_text(order)}",
-                              err) from None
+        raise backend_failure(f"compiling the graph recorded at {g.where()}", err) from None
     t2 = time.perf_counter()
     if disk_key is not None:  # (the context as lowered: a kernel that failed to load is out)
         _store(disk.key_text(key, _disk_context(options) + variant), exe, custom_targets(text))
-    _compiled(key, text, len(order), _where_text(order, 3), t1 - t0, t2 - t1,
+    _compiled(key, text, len(order), g.where(3), t1 - t0, t2 - t1,
               "fast_compiles" if fast else None)
     return Compiled(exe, text, key, t2 - t1, t1 - t0, pack, fast)
 
@@ -217,14 +212,14 @@ def _observe(ops: int, seconds: float) -> None:
     _SCALE[0] = 0.75 * _SCALE[0] + 0.25 * math.log(min(max(ratio, 0.125), 8.0))
 
 
-def acquire_estimate(key: Any, order: list, device: Any) -> float:
-    """The seconds the executable of graph ``order`` (structural ``key``) is expected to take
-    to get: 0 where the disk cache holds it (a load: milliseconds), else its compile's."""
+def acquire_estimate(g: Planned) -> float:
+    """The seconds the executable of graph ``g`` is expected to take to get: 0 where the disk
+    cache holds it (a load: milliseconds), else its compile's."""
     if disk.folder():
-        options = _graph_options(order, device)
-        if disk.has(disk.key_text(key, _disk_context(options))):
+        options = _graph_options(g.order, g.device)
+        if disk.has(disk.key_text(g.key, _disk_context(options))):
             return 0.0
-    return compile_estimate(len(order))
+    return compile_estimate(len(g.order))
 
 
 def _check_limit(key: Any) -> None:
@@ -276,36 +271,41 @@ def _cpus() -> int:
 CPUS = _cpus()
 
 
-def _behind() -> bool:
+def behind_enabled() -> bool:
+    """Whether graphs whose host runs took their budget compile behind them (the setting)."""
     on = _flags._values["compile_behind"]
     return CPUS >= 4 if on == "auto" else bool(on)
 
 
-# structural keys whose compile runs behind the host's runs (``_compile_behind``): the host
+# structural keys whose compile runs behind the host's runs (``compile_behind``): the host
 # computes them until the executable is in the cache
 _BEHIND: set = set()
 if hasattr(os, "register_at_fork"):  # (a child has no background thread: its host compiles)
     os.register_at_fork(after_in_child=_BEHIND.clear)
 
 
-def _compile_behind(key: Any, order: list, bufs: list, scalars: list, outs: list,
-                    device: Any, donate: frozenset, pack: bool) -> None:
+def compiling_behind(key: Any) -> bool:
+    """Whether the compile of structure ``key`` is on its way on the background thread."""
+    return key in _BEHIND
+
+
+def compile_behind(g: Planned, pack: bool) -> None:
     """Queue the compile of a graph the host runs (``hosteval``) on the background thread
     (``tiers.submit``): lowered here, compiled (or loaded from the disk cache) there, put in
     the memory cache under the executor's lock, which the compile never holds. Called under
     that lock. A failed compile is logged; the next run then compiles in the caller's thread
     and raises there."""
+    key, device = g.key, g.device
     _check_limit(key)
     t0 = time.perf_counter()
-    options = _graph_options(order, device)
-    text = lower(order, bufs, scalars, outs, donate, device._annotations(bufs, scalars, outs),
-                 pack)
+    options = _graph_options(g.order, device)
+    text = lowered_text(g, pack)
     # (the disk cache's context as lowered: the kernels it may use are loaded by now)
     disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
     targets = custom_targets(text)
     register_targets(targets)
     lowered = time.perf_counter() - t0
-    ops, where = len(order), _where_text(order, 3)
+    ops, where = len(g.order), g.where(3)
     generation = executables.generation
 
     def job() -> None:
@@ -319,11 +319,11 @@ def _compile_behind(key: Any, order: list, bufs: list, scalars: list, outs: list
                     _store(disk_key, exe, targets)
                 _compiled(key, text, ops, where, lowered, t2 - t1, "compiles_behind")
                 found = Compiled(exe, text, key, t2 - t1, lowered, pack)
-            with _lock:  # (not compiled in the caller's thread, no setting changed since)
+            with lock:  # (not compiled in the caller's thread, no setting changed since)
                 if executables.get(key) is None and executables.generation == generation:
                     executables.put(key, found)
         finally:
-            with _lock:
+            with lock:
                 _BEHIND.discard(key)
 
     _BEHIND.add(key)
@@ -356,18 +356,17 @@ def _from_disk(disk_key: str, key: Any, device: Any, pack: bool, t0: float,
     return Compiled(exe, "", key, 0.0, time.perf_counter() - t0, pack, fast)
 
 
-def _tier_up(key: Any, old: Compiled, order: list, bufs: list, scalars: list, outs: list,
-             device: Any, donate: frozenset) -> Compiled:
-    """A run of fast-tier executable ``old`` (``tiers.py``): after ``tiered_runs`` of them,
-    queue its optimized recompile (or, with ``tiered="wait"``, compile it now and return
-    it). Called under the executor's lock."""
+def tier_up(g: Planned, old: Compiled) -> Compiled:
+    """A run of fast-tier executable ``old`` of graph ``g`` (``tiers.py``): after
+    ``tiered_runs`` of them, queue its optimized recompile (or, with ``tiered="wait"``,
+    compile it now and return it). Called under the executor's lock."""
     old.runs += 1
     if old.runs < _flags._values["tiered_runs"]:
         return old
     old.fast = False  # (queued once)
-    text = old.text or lower(order, bufs, scalars, outs, donate,
-                             device._annotations(bufs, scalars, outs), old.packed)
-    options = _graph_options(order, device)
+    key, device = g.key, g.device
+    text = old.text or lowered_text(g, old.packed)
+    options = _graph_options(g.order, device)
     disk_key = disk.key_text(key, _disk_context(options)) if disk.folder() else None
     targets = custom_targets(text)
 
@@ -378,7 +377,7 @@ def _tier_up(key: Any, old: Compiled, order: list, bufs: list, scalars: list, ou
         _metrics.count("background_compiles")
         _metrics.add_time("background_compile_seconds", seconds)
         new = Compiled(exe, text, key, seconds, 0.0, old.packed)
-        with _lock:  # (only to swap: never held while compiling)
+        with lock:  # (only to swap: never held while compiling)
             if executables.get(key) is old:  # (not evicted, cleared or replaced meanwhile)
                 executables.put(key, new)
                 _metrics.count("swaps")

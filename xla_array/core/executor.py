@@ -20,30 +20,31 @@ from . import flags as _flags
 from . import hosteval, hostsplit, tiers
 from . import metrics as _metrics
 from . import telemetry as _telemetry
+from .backend import HostValue
 from .cache import executables
 from .compiling import (
-    _BEHIND,
     Compiled,
     CompileError,
-    _behind,
-    _compile_behind,
-    _compile_split,
-    _lock,
-    _tier_up,
-    _where_text,
     acquire_estimate,
     backend_failure,
+    behind_enabled,
+    compile_behind,
     compile_graph,
+    compile_split,
+    compiling_behind,
     custom_targets,
+    lock,
     register_targets,
+    tier_up,
 )
-from .graph import BUFFER, SCALAR, Node, Placeholder, advance_epoch, plan_graph, user_frame
+from .graph import BUFFER, SCALAR, Node, Placeholder, advance_epoch, user_frame
 from .lower import scalar_groups
+from .planned import Planned, plan, where_text
 from .scalars import packed_buffer, packs_scalars, scalar_args
 
 # (the compile's names are re-exported: the jit, the debug inspectors and tests take them here)
-__all__ = ["materialize_nodes", "run_checks", "CompileError", "Compiled", "backend_failure",
-           "compile_graph", "custom_targets", "register_targets"]
+__all__ = ["materialize_nodes", "run_checks", "plan", "Planned", "CompileError", "Compiled",
+           "backend_failure", "compile_graph", "custom_targets", "register_targets"]
 
 log = logging.getLogger("xla_array")
 _IMPLICIT = {"bool", "int", "float", "complex", "index", "repr", "str", "iter"}
@@ -58,7 +59,7 @@ def run_checks(outs: list, results: list, positions: tuple) -> None:
             value = _backend.to_numpy(results[i])
         except _backend.BackendError as err:
             raise backend_failure("running the graph recorded at "
-                                  f"{_where_text([outs[j] for j in positions])}", err) from None
+                                  f"{where_text([outs[j] for j in positions])}", err) from None
         outs[i].op.check(outs[i], value)
 
 
@@ -70,15 +71,6 @@ def _guard(cause: str, where: tuple) -> None:
     if mode == "raise":
         raise RuntimeError(msg + " refused by XLA_ARRAY_MATERIALIZE_GUARD=raise")
     log.warning(msg)
-
-
-def plan(roots: list[Node]) -> tuple:
-    """The graph computing ``roots``: (order, buffers, scalars, outputs, key)."""
-    order, bufs, scalars, outs, struct = plan_graph(roots)
-    device = roots[0].device
-    if device._spmd:  # on a mesh, the parameters' layouts are part of the structure
-        device = (device, device._layout_key(bufs))
-    return order, bufs, scalars, outs, (device, struct)
 
 
 # set by the Array layer: [a function giving the pending nodes an explicit materialization
@@ -93,7 +85,7 @@ def materialize_nodes(nodes: list[Node], cause: str, where: tuple | None = None)
         where = user_frame()
     if _flags._values["materialize_guard"] != "allow":
         _guard(cause, where)
-    with _lock:
+    with lock:
         if SYNC_EXTRA[1] and cause != "auto_flush":
             extra = SYNC_EXTRA[0]()
             if extra:
@@ -132,6 +124,8 @@ def value_buffer(n: Node, cause: str) -> Any:
     buf = n.buffer
     if type(buf) is Placeholder:
         check_buffers([n])
+    elif type(buf) is HostValue:
+        return buf.device_buffer()
     return buf
 
 
@@ -143,7 +137,7 @@ def value_host(n: Node, cause: str) -> np.ndarray:
         return _backend.to_numpy(buf)
     except _backend.BackendError as e:  # a GPU reports a failed run when its result is read
         if "RESOURCE_EXHAUSTED" in str(e):
-            raise backend_failure(f"running the graph recorded at {_where_text([n])}",
+            raise backend_failure(f"running the graph recorded at {where_text([n])}",
                                   e) from None
         raise
 
@@ -159,7 +153,7 @@ def check_buffers(bufs: list[Node]) -> None:
                             "mark the argument static (static_argnums) or use where()")
 
 
-def _donations(order: list[Node], bufs: list[Node], outs: list[Node], args: list) -> frozenset:
+def _donations(g: Planned, args: list) -> frozenset:
     """Parameters whose buffers nothing but this graph can reach afterwards: XLA may write the
     results into them (``x += 1`` on a big array then needs no second copy).
 
@@ -169,8 +163,10 @@ def _donations(order: list[Node], bufs: list[Node], outs: list[Node], args: list
     (no NumPy view, DLPack export or second node shares it), and no intermediate node of the
     graph is referenced from outside either (a later graph would reach the buffer through it).
     """
+    order, bufs, outs = g.order, g.bufs, g.outs
     limit = _flags._values["donate_min_bytes"]
-    cands = [j for j in range(len(bufs)) if bufs[j].users == 0 and
+    cands = [j for j in range(len(bufs)) if bufs[j].users == 0 and type(args[j]) is not HostValue
+             and
              0 < bufs[j].dtype.itemsize * math.prod(bufs[j].shape) >= limit]
     if not cands:
         return frozenset()
@@ -227,57 +223,39 @@ def _pending_inputs(roots: list[Node]) -> list[Node]:
 
 def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = None,
          hoisted: bool = False) -> None:
-    """Plan, find or compile, run, write back. Counts one materialization when ``cause``."""
-    order, bufs, scalars, outs, struct = plan_graph(roots)
-    if len(order) > MAX_GRAPH_NODES:
+    """Plan, decide where the graph runs, run it, write back. Counts one materialization
+    when ``cause``. ``hoisted``: the held values ``hostsplit.held_first`` names were computed
+    on their own already (the rest compiles)."""
+    g = plan(roots)
+    if len(g.order) > MAX_GRAPH_NODES:
         parts = _pending_inputs(roots)
         if parts:
-            del order, bufs, scalars, outs, struct  # (no holders while the parts run)
+            del g  # (no holders while the parts run)
             for p in parts:
                 _run([p], p.device)
             _run(roots, device, cause, where)
             return
-    if device._spmd:  # on a mesh, the parameters' layouts are part of the structure
-        key: tuple = ((device, device._layout_key(bufs)), struct)
-    else:
-        key = (device, struct)
-    args = []
-    dropped = False
-    for n in bufs:
-        b = n.buffer
-        if type(b) is Placeholder:
-            check_buffers([n])
-        elif n.users == 0 and not dropped:  # a candidate for donation if big enough
-            limit = _flags._values["donate_min_bytes"]
-            dropped = 0 <= limit <= n.dtype.itemsize * math.prod(n.shape) > 0
-        args.append(b)
-    n = b = None  # (loop names would count as holders in _donations)
-    donate: frozenset = frozenset()
-    if dropped:
-        donate = _donations(order, bufs, outs, args)
-        if donate:
-            key = (*key, donate)
-    compiled = executables.get(key)
+    args = _arguments(g)
+    compiled = executables.get(g.key)
+    # where it runs: the host tier's record and program of the structure, first
     host_first = _flags._values["host_first"]
     first = compiled is None and host_first is True
     entry, program = None, None
     if first or host_first == "check":  # (the structure's record: one lookup of the key)
-        entry = hosteval.entry(key)
-        program = hosteval.eligible(order, device, entry, bufs, scalars, outs)
-    if first and entry is not None and program is not None and (
-            hosteval.host_turn(entry, lambda: acquire_estimate(key, order, device))
-            or key in _BEHIND) and \
-            _run_on_host(entry, order, program, bufs, scalars, outs, device, cause, where):
+        entry = hosteval.entry(g.key)
+        program = hosteval.eligible(g, entry)
+    if first and entry is not None and program is not None and _on_host_now(g, entry) and \
+            _run_on_host(g, entry, program, cause, where):
         return
     # the check mode: the host's values (before the run: it may take donated buffers)
-    expected = (hosteval.expected(order, program, bufs, scalars, outs)
+    expected = (hosteval.expected(g, program)
                 if host_first == "check" and program is not None else None)
-    if compiled is None and host_first is True and program is None and not hoisted:
+    if first and program is None and not hoisted:
         # a graph that compiles: the held values the host can compute from small buffers
         # first (``hostsplit.held_first``), then the rest over them
-        early = hostsplit.held_first(order, outs, device)
-        if early and len(early) < len(outs):
-            del order, bufs, scalars, outs, struct, args
+        early = hostsplit.held_first(g.order, g.outs, device)
+        if early and len(early) < len(g.outs):
+            del g, args
             _run(early, device)
             rest = [r for r in roots if r.buffer is None]
             if rest:
@@ -285,43 +263,95 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
             elif cause is not None:
                 _metrics.materialization(cause, where)
             return
+    hit = compiled is not None
     if compiled is None:
-        _metrics.count("cache_misses")
-        if entry is None:  # (a structure's first sight is counted when its record is made)
-            hosteval.entry(key)
-        executables.note_miss(key)
-        pack = packs_scalars(order, scalars, device)
-        tail = None if donate or pack else hostsplit.tail(order, device)
-        if (tail is None and first and entry is not None and program is not None
-                and key not in _BEHIND and _behind() and not entry.refused()):
-            # the host's runs took the budget: compile on the background thread and let the
-            # host go on running the graph until the executable is in the cache
-            _compile_behind(key, order, bufs, scalars, outs, device, donate, pack)
-            if _run_on_host(entry, order, program, bufs, scalars, outs, device, cause, where):
-                return
-        if tail is None:
-            compiled = compile_graph(key, order, bufs, scalars, outs, device, donate, pack,
-                                     tiers.fast_first(order, device))
-        else:
-            compiled = _compile_split(key, order, bufs, scalars, outs, device, *tail)
-        executables.put(key, compiled)
-        hit = False
+        compiled = _executable(g, entry, program if first else None, cause, where)
+        if compiled is None:  # (the host ran it while its compile runs behind)
+            return
+    elif compiled.fast:
+        compiled = tier_up(g, compiled)
+    _execute(g, compiled, args, expected, hit, cause, where)
+
+
+def _on_host_now(g: Planned, entry: hosteval.Entry) -> bool:
+    """The host tier's rule: a structure met for the first time, which the host can run bit
+    for bit, runs there until its runs took its budget (``hosteval.host_turn``: the
+    rent-or-buy rule, its compile's expected seconds), or while its compile runs behind."""
+    return hosteval.host_turn(entry, lambda: acquire_estimate(g)) or compiling_behind(g.key)
+
+
+def _compiles_behind(g: Planned, entry: hosteval.Entry, program: Any) -> bool:
+    """Whether a graph the host can run, whose host runs took the budget, compiles on the
+    background thread while the host goes on running it (``compile_behind``)."""
+    return (program is not None and behind_enabled() and not compiling_behind(g.key)
+            and not entry.refused())
+
+
+def _arguments(g: Planned) -> list:
+    """The executable's buffer arguments; marks the donations (``_donations``) in ``g``."""
+    args = []
+    dropped = False
+    for n in g.bufs:
+        b = n.buffer
+        if type(b) is Placeholder:
+            check_buffers([n])
+        elif type(b) is HostValue:  # (a host run's value, put on its device when a compiled
+            pass                     # run needs it, in _execute; never donated)
+        elif n.users == 0 and not dropped:  # a candidate for donation if big enough
+            limit = _flags._values["donate_min_bytes"]
+            dropped = 0 <= limit <= n.dtype.itemsize * math.prod(n.shape) > 0
+        args.append(b)
+    n = b = None  # type: ignore[assignment]  # (loop names would hold refs: _donations)
+    if dropped:
+        g.donating(_donations(g, args))
+    return args
+
+
+def _executable(g: Planned, entry: hosteval.Entry | None, program: Any, cause: str | None,
+                where: Any) -> Compiled | None:
+    """A graph missing from the memory cache: its executable (from the disk cache, compiled
+    here, or compiled without its host tail), put in the cache; None where its compile was
+    queued behind the host's runs and the host ran it. ``program``: the host's program of a
+    structure met for the first time (host tier on), else None."""
+    _metrics.count("cache_misses")
+    if entry is None:  # (a structure's first sight is counted when its record is made)
+        hosteval.entry(g.key)
+    executables.note_miss(g.key)
+    pack = packs_scalars(g.order, g.scalars, g.device)
+    tail = None if g.donate or pack else hostsplit.tail(g.order, g.device)
+    if tail is None and entry is not None and _compiles_behind(g, entry, program):
+        # the host's runs took the budget: compile on the background thread and let the
+        # host go on running the graph until the executable is in the cache
+        compile_behind(g, pack)
+        if _run_on_host(g, entry, program, cause, where):
+            return None
+    if tail is None:
+        compiled = compile_graph(g, pack, tiers.fast_first(g.order, g.device))
     else:
-        hit = True
-        if compiled.fast:
-            compiled = _tier_up(key, compiled, order, bufs, scalars, outs, device, donate)
+        compiled = compile_split(g, *tail)
+    executables.put(g.key, compiled)
+    return compiled
+
+
+def _execute(g: Planned, compiled: Compiled, args: list, expected: Any, hit: bool,
+             cause: str | None, where: Any) -> None:
+    """Run executable ``compiled`` of graph ``g`` on buffer arguments ``args``, check, write
+    back; then the host tail of a split graph. ``expected``: the check mode's host values."""
     split = compiled.split
-    graph_outs = outs
+    scalars, outs = g.scalars, g.outs
+    for i, b in enumerate(args):  # the host runs' values a compiled run reads: on the device
+        if type(b) is HostValue:
+            args[i] = b.device_buffer()
     if split is not None:  # the device part's leaves and outputs
         args = [args[i] for i in split.bufs]
         scalars = [scalars[i] for i in split.scalars]
-        outs = [order[i] for i in split.outs]
+        outs = [g.order[i] for i in split.outs]
     if compiled.packed:  # one vector per dtype
         for d, idxs in scalar_groups(scalars):
             args.append(packed_buffer(np.array([scalars[i].value for i in idxs], dtype=d.np),
-                                      device))
+                                      g.device))
     else:
-        scalar_args(scalars, device, args)
+        scalar_args(scalars, g.device, args)
     specs = compiled.out_specs
     if specs is None:
         specs = compiled.out_specs = tuple([(n.shape, n.dtype.np) for n in outs])
@@ -330,13 +360,12 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     try:
         results = compiled.exe.run(args, specs)
     except _backend.BackendError as err:
-        raise backend_failure(f"running the graph recorded at {_where_text(order)}",
-                              err) from None
+        raise backend_failure(f"running the graph recorded at {g.where()}", err) from None
     t1 = time.perf_counter()
     if compiled.checks:
         run_checks(outs, results, compiled.checks)
     if expected is not None and split is None:
-        hosteval.compare(order, outs, expected, [_backend.to_numpy(r) for r in results])
+        hosteval.compare(g, expected, [_backend.to_numpy(r) for r in results])
     if hit and cause is not None:
         _metrics.materialized_hit(cause, where, t1 - t0)
     else:
@@ -346,10 +375,9 @@ def _run(roots: list[Node], device: Any, cause: str | None = None, where: Any = 
     _write_back(outs, results)
     if split is not None:  # the tail: a graph of its own over the values just computed
         _backend.block(results)  # (its host runs are timed for the budget: not this run)
-        _run([graph_outs[i] for i in split.roots], device)
+        _run([g.outs[i] for i in split.roots], g.device)
         if expected is not None:
-            hosteval.compare(order, graph_outs, expected,
-                             [_backend.to_numpy(n.buffer) for n in graph_outs])
+            hosteval.compare(g, expected, [_backend.to_numpy(n.buffer) for n in g.outs])
 
 
 def _write_back(outs: list[Node], results: list) -> None:
@@ -362,8 +390,7 @@ def _write_back(outs: list[Node], results: list) -> None:
         n.value = None  # (what combined writes recorded: api/indexing.py)
 
 
-def _run_on_host(entry: hosteval.Entry, order: list[Node], program: hosteval.Program,
-                 bufs: list[Node], scalars: list[Node], outs: list[Node], device: Any,
+def _run_on_host(g: Planned, entry: hosteval.Entry, program: hosteval.Program,
                  cause: str | None, where: Any) -> bool:
     """A graph not compiled yet, evaluated with the ops' host rules (``hosteval``, the
     structure's record ``entry``); False, computing nothing, where they cannot promise the
@@ -371,17 +398,19 @@ def _run_on_host(entry: hosteval.Entry, order: list[Node], program: hosteval.Pro
     t0 = time.perf_counter()
     native = [0.0]  # (the seconds in native code a compile would not save)
     try:
-        values = hosteval.evaluate(order, program, bufs, scalars, outs, owned=True,
-                                   native=native)
+        values = hosteval.evaluate(g, program, owned=True, native=native)
     except (hosteval.NotExact, MemoryError) as why:
-        log.debug("xla_array: compiling the graph recorded at %s (%s)", _where_text(order), why)
+        log.debug("xla_array: compiling the graph recorded at %s (%s)", g.where(), why)
         hosteval.spent(entry, math.inf)
         return False
-    results = [device._put(v, owned=True) for v in values]
-    for r in results:  # (values the host computed were scanned for subnormals)
+    if not g.device._local:
+        g.device._refuse()
+    # (kept on the host until a device needs them; scanned for subnormals already)
+    results = [HostValue(v, g.device._pjrt) for v in values]
+    for r in results:
         hosteval.mark_clean(r)
     seconds = time.perf_counter() - t0
     hosteval.spent(entry, seconds - native[0])
     _metrics.host_run(seconds, cause, where)
-    _write_back(outs, results)
+    _write_back(g.outs, results)
     return True

@@ -57,6 +57,7 @@ from .graph import SCALAR, Node
 from .ops.host import COMPLEX_DTYPES, COMPLEX_OPS, DTYPES, MOVES, NotExact, keeps_values
 from .ops.host_common import c_ordered, has_subnormal
 from .ops.reductions import SEQUENTIAL_ROWS, sum_plan
+from .planned import Planned
 
 __all__ = ["Entry", "entry", "host_turn", "spent", "Program", "eligible", "exact", "evaluate",
            "expected", "compare", "mark_clean", "NotExact"]
@@ -151,13 +152,11 @@ def spent(e: Entry, seconds: float) -> None:
 MAX_BYTES = 1 << 24
 
 
-def eligible(order: list[Node], device: Any, e: Entry | None, bufs: Sequence[Node],
-             scalars: Sequence[Node], outs: Sequence[Node]) -> Program | None:
-    """The program that evaluates the graph ``order`` (leaves ``bufs``, ``scalars``; results
-    ``outs``) with host rules (``evaluate`` runs it), or None where the graph may not run on
-    the host: it may when the setting is on (and ``fast_math`` off), ``device`` is a local CPU
-    device, every op has a host rule, every value a dtype the rules cover and at most
-    ``MAX_BYTES``.
+def eligible(g: Planned, e: Entry | None) -> Program | None:
+    """The program that evaluates the planned graph ``g`` with host rules (``evaluate`` runs
+    it), or None where the graph may not run on the host: it may when the setting is on (and
+    ``fast_math`` off), its device is a local CPU device, every op has a host rule, every
+    value a dtype the rules cover and at most ``MAX_BYTES``.
 
     With the structure's record ``e`` (``entry``), the program is kept there for as long as
     no setting and no kernel in use changes (``flags.generation``, ``rewrite.rules``): a
@@ -165,6 +164,7 @@ def eligible(order: list[Node], device: Any, e: Entry | None, bufs: Sequence[Nod
     (finding each node's rule anew took 60-90 us per graph of scikit-learn's fits)."""
     if not _flags._values["host_first"]:
         return None
+    order, device, bufs, scalars, outs = g.order, g.device, g.bufs, g.scalars, g.outs
     if e is None:
         return _program(_rules(order, device, MAX_BYTES), order, bufs, scalars, outs, False)
     gen = _flags.generation()
@@ -396,11 +396,11 @@ def _leaf_value(buf: Any) -> np.ndarray:
     return v
 
 
-def evaluate(order: list[Node], program: Program, bufs: list[Node], scalars: list[Node],
-             outs: list[Node], checks: bool = True, owned: bool = False,
+def evaluate(g: Planned, program: Program, checks: bool = True, owned: bool = False,
              native: list[float] | None = None) -> list[np.ndarray]:
-    """The values of ``outs``, computed by the ``program`` ``eligible`` made for the graph
-    ``order``; NotExact where a rule or a subnormal value cannot promise the compiled bits.
+    """The values of the outputs of planned graph ``g``, computed by the ``program``
+    ``eligible`` made for it; NotExact where a rule or a subnormal value cannot promise the
+    compiled bits.
     ``checks``: run the run-time checks of the outputs that have one (``OpDef.check``:
     IndexError for out-of-bounds indices), as the executor does after a compiled run.
     ``owned``: each value a C-ordered array owning its memory (``owned_copy``), for a device
@@ -413,7 +413,7 @@ def evaluate(order: list[Node], program: Program, bufs: list[Node], scalars: lis
     alloc = _ALLOCATOR
     prev = alloc(None) if alloc is not None else None
     try:
-        values = _evaluate(order, program, bufs, scalars, outs, checks, native)
+        values = _evaluate(g.order, program, g.bufs, g.scalars, g.outs, checks, native)
         return [owned_copy(v) for v in values] if owned else values
     finally:
         if alloc is not None and prev is not None:
@@ -494,21 +494,21 @@ def _evaluate(order: list[Node], program: Program, bufs: list[Node], scalars: li
     return values
 
 
-def expected(order: list[Node], program: Program, bufs: list[Node], scalars: list[Node],
-             outs: list[Node]) -> list[np.ndarray] | None:
+def expected(g: Planned, program: Program) -> list[np.ndarray] | None:
     """The check mode's host values (``evaluate``), None where they are not exact."""
     try:
-        return evaluate(order, program, bufs, scalars, outs, checks=False)
+        return evaluate(g, program, checks=False)
     except (NotExact, MemoryError):
         return None
 
 
-def compare(order: list[Node], outs: list[Node], host: list[np.ndarray],
-            compiled: list[np.ndarray]) -> None:
+def compare(g: Planned, host: list[np.ndarray], compiled: list[np.ndarray]) -> None:
     """The check mode: AssertionError naming the op and its first differing element where the
-    host's values and the compiled graph's differ in any bit (NaN payloads aside)."""
+    host's values of ``g``'s outputs and the compiled graph's differ in any bit (NaN payloads
+    aside)."""
     _metrics.count("host_checks")
-    for n, h, c in zip(outs, host, compiled):
+    order = g.order
+    for n, h, c in zip(g.outs, host, compiled):
         if h.dtype.kind == "c":  # the parts, as floats
             h = np.ascontiguousarray(h).view(h.real.dtype)
             c = np.ascontiguousarray(c).view(c.real.dtype)
