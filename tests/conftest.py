@@ -14,16 +14,16 @@ _OWN_BASETEMP = pytest.StashKey[str]()  # this run's folder there
 # Refuse stray settings from the environment: tests set what they need explicitly (except
 # the number of CPU devices, XLA_ARRAY_NATIVE=0: .ci/run's leg without native code, and on a
 # GPU machine the default device and the GPU memory settings: scripts/gpu_proof.sh).
+USER_DEFAULTS = os.environ.pop("XLA_ARRAY_TEST_DEFAULTS", "") == "1"  # (see below)
 _KEEP = ("XLA_ARRAY_CPU_DEVICES", "XLA_ARRAY_NATIVE", "XLA_ARRAY_DEFAULT_DEVICE")
 for _k in list(os.environ):
     if _k.startswith("XLA_ARRAY_") and _k not in _KEEP and not _k.startswith("XLA_ARRAY_GPU_"):
         del os.environ[_k]
 
-# XLA_ARRAY_TEST_DEFAULTS=1 (.ci/run's leg over DEFAULTS_FILES of scripts/test.sh) runs with
+# XLA_ARRAY_TEST_DEFAULTS=1 (.ci/run's leg with the user's defaults) runs with
 # the user's defaults instead of the two settings below: a graph met for the first time runs
 # on the host and its results are handed back as they are, compiles happen behind the host's
 # runs where the default says so.
-USER_DEFAULTS = os.environ.pop("XLA_ARRAY_TEST_DEFAULTS", "") == "1"
 if not USER_DEFAULTS:
     # Every graph compiles (the tests are about the compiled graphs), and every graph NumPy
     # can compute exactly is also evaluated on the host, its bits compared with the compiled
@@ -79,6 +79,11 @@ def pytest_configure(config):
     config.option.basetemp = os.path.join(TMP_ROOT,
                                           f"{sys.implementation.cache_tag}-{os.getpid()}")
     config.stash[_OWN_BASETEMP] = config.option.basetemp
+
+
+def pytest_report_header(config):
+    return ("xla_array settings: the user's defaults (XLA_ARRAY_TEST_DEFAULTS=1)" if USER_DEFAULTS
+            else "xla_array settings: host_first=check, compile_behind=0")
 
 
 def pytest_addoption(parser):
