@@ -40,6 +40,7 @@ from . import (
 from .array import Array
 from .extras import diag
 from .linalg_ops import diagonal as _last_diagonal
+from .materialize import host_values
 from .numpy_methods import METHODS as _METHODS
 from .numpy_methods import _out
 
@@ -695,7 +696,7 @@ def _split_points(n: int, sections: Any, strict: bool, fname: str) -> list[int]:
             raise ValueError("number sections must be larger than 0.")
         if strict and n % k:
             raise ValueError("array split does not result in an equal division")
-        each, extra = divmod(n, k)
+        each, extra = builtins.divmod(n, k)  # (the module's divmod is NumPy's)
         sizes = [each + 1] * extra + [each] * (k - extra)
         pts = [0]
         for s in sizes:
@@ -1922,7 +1923,9 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
         b = _a(bins)
         return b
     if range is None:
-        lo, hi = (float(xp.min(x)), float(xp.max(x))) if x.shape[0] else (0.0, 1.0)
+        # both ends in one run
+        lo, hi = ([float(v) for v in host_values("histogram", xp.min(x), xp.max(x))]
+                  if x.shape[0] else (0.0, 1.0))
     else:
         lo, hi = range
         if lo > hi:
@@ -1964,8 +1967,8 @@ def digitize(x: Any, bins: Any, right: bool = False) -> Array:
     v, b = _a(x), _a(bins)
     if b.ndim != 1:
         raise ValueError("object too deep for desired array")
-    mono = np.asarray(b[1:] >= b[:-1]) if b.shape[0] > 1 else np.asarray(True)
-    dec = np.asarray(b[1:] <= b[:-1]) if b.shape[0] > 1 else np.asarray(True)
+    mono, dec = (host_values("digitize", b[1:] >= b[:-1], b[1:] <= b[:-1])  # in one run
+                 if b.shape[0] > 1 else (np.asarray(True), np.asarray(True)))
     if not (np.all(mono) or np.all(dec)):
         raise ValueError("bins must be monotonically increasing or decreasing")
     side = "left" if right else "right"
