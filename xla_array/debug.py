@@ -16,6 +16,7 @@ from typing import Any
 from .api.array import Array
 from .api.jit import Jitted
 from .core import backend as _backend
+from .core import flags as _flags
 from .core import metrics as _metrics
 from .core import telemetry as _telemetry
 from .core import tiers as _tiers
@@ -119,8 +120,19 @@ def mlir(*arrays: Any, **kwargs: Any) -> str:
 
 
 def hlo(*arrays: Array) -> str:
-    """The optimized HLO (after XLA's passes) for computing ``arrays``."""
-    return str(_compiled(arrays, "hlo").exe.hlo_text())
+    """The optimized HLO (after XLA's passes) for computing ``arrays``, its ``source_file``
+    and ``source_line`` metadata naming the lines that recorded them.
+
+    An executable loaded from the on-disk compile cache carries the metadata of the program
+    that compiled it first (another script, other lines): for one, the graph is compiled once
+    more here, with the disk cache off for that compile and the result not kept (it counts
+    in ``metrics()['compiles']``)."""
+    c = _compiled(arrays, "hlo")
+    if not c.text and not c.compile_seconds:   # (what compiling.py's disk loads leave)
+        g = plan(_pending(arrays, "hlo"))
+        with _flags.using(cache_dir=""):
+            c = compile_graph(g, pack=packs_scalars(g.order, g.scalars, g.device))
+    return str(c.exe.hlo_text())
 
 
 def cost(*arrays: Array) -> dict[str, float]:

@@ -9,9 +9,9 @@ record a new node and rebind this handle to it, so every reference to the Array 
 Views, as NumPy: ``v = x[key]`` with a basic key (integers, slices, ``...``, ``None``; not
 integers for every axis, which gives a copy in NumPy too) remembers ``x`` weakly, and a write
 to ``v`` (``v[k] = ...``, ``v += ...``) is written back into ``x`` (libraries rely on this, e.g.
-scikit-learn adds to the diagonal of ``covariances[k, :, :]``). Before such a write a view taken
-before a later change of ``x`` is refreshed from ``x``, so writes land as in NumPy; reading a
-view after changing ``x`` by other means still gives the values it had (a snapshot).
+scikit-learn adds to the diagonal of ``covariances[k, :, :]``). Views see writes made through
+their base or another view of it, as NumPy's views, which share memory, do (docs/laziness.md,
+"In-place updates and views").
 """
 
 from __future__ import annotations
@@ -216,6 +216,13 @@ class Array(_ArrayBase):
         return a[()] if not n.shape else a.reshape(())[()]
 
     def __bool__(self) -> bool:
+        n = self._node
+        if n.shape and math.prod(n.shape) != 1:  # NumPy's exception and words
+            if math.prod(n.shape) == 0:
+                raise ValueError("The truth value of an empty array is ambiguous. Use "
+                                 "`array.size > 0` to check that an array is not empty.")
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
         return bool(self._scalar("bool"))
 
     def __int__(self) -> int:

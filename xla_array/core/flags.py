@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import textwrap
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -74,6 +75,13 @@ _SPEC: dict[str, tuple[Any, Any, str]] = {
                                    "(at the call when their values are known, else when the "
                                    "graph runs, from a check computed with the gather); off: "
                                    "such indices are clamped to the axis (read when recorded)"),
+    "linalg_errors": (True, _bool, "raise xla_array.linalg.LinAlgError (a "
+                                   "numpy.linalg.LinAlgError) where NumPy does: a singular "
+                                   "matrix to solve/inv/matrix_power, one not positive "
+                                   "definite to cholesky, an SVD or eigensolver that did not "
+                                   "converge (from LAPACK's info, checked when the graph "
+                                   "runs); off: those matrices' results are NaN, as in JAX "
+                                   "(read when recorded)"),
     "fast_math": (False, _bool, "let XLA divide by reciprocals, fuse multiply-adds and use its "
                                 "shorter log10/log2/log1p/sinh/cosh/atanh and its own matrix "
                                 "products on CPU (results may differ "
@@ -205,5 +213,22 @@ def using(**kwargs: Any) -> Iterator[None]:
         set(**old)
 
 
-def describe() -> dict[str, tuple[Any, str]]:
-    return {k: (_values[k], h) for k, (_d, _p, h) in _SPEC.items()}
+class Settings(dict):
+    """``describe()``'s answer: a dict ``name -> (value, help)`` that prints as text, one
+    setting a paragraph (its name, value, environment variable and help)."""
+
+    def __str__(self) -> str:
+        out = []
+        for name, (value, help_text) in self.items():
+            out.append(f"{name} = {value!r}  (XLA_ARRAY_{name.upper()})")
+            out.extend(textwrap.wrap(help_text, 92, initial_indent="    ",
+                                     subsequent_indent="    "))
+        return "\n".join(out)
+
+    __repr__ = __str__
+
+
+def describe() -> Settings:
+    """Every setting: ``{name: (current value, help)}``; ``print(xp.flags.describe())``
+    prints them one a paragraph."""
+    return Settings({k: (_values[k], h) for k, (_d, _p, h) in _SPEC.items()})
