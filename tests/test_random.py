@@ -125,13 +125,11 @@ def test_continuous_distributions(name, args, cdf, cargs):
 
 @pytest.mark.parametrize("alpha", [0.05, 0.3, 1.0, 2.5, 40.0, 1e6])
 def test_gamma(alpha):
-    _ks(xr.default_rng(31).standard_gamma(alpha, N), "gamma", alpha)
+    _ks(xr.default_rng(31).gamma(alpha, 2.0, N), "gamma", alpha, 0, 2.0)
 
 
 def test_gamma_family():
     g = xr.default_rng(41)
-    v = np.asarray(g.gamma(2.5, 2.0, size=N))
-    assert abs(v.mean() / 5.0 - 1) < 6 / np.sqrt(N * 2.5)
     _ks(g.beta(0.5, 2.0, N), "beta", 0.5, 2.0)
     _ks(g.chisquare(3.0, N), "chi2", 3.0)
     _ks(g.standard_t(4.0, N), "t", 4.0)
