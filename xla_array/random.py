@@ -220,9 +220,9 @@ class Generator:
             if lo.ndim == 0 and hi.ndim == 0:
                 span = int(top) - int(lo) + 1
                 bits = self._draw("bits", shape, _U64, device=device)
-                r = bits if span == 2**64 else _ew.remainder(bits, asarray(np.uint64(span),
-                                                                           device=bits.device))
-                v = _ew.add(r, asarray(np.uint64(int(lo) % 2**64), device=bits.device))
+                # (NumPy scalars: run-time parameters of the executable, no copy per call)
+                r = bits if span == 2**64 else _ew.remainder(bits, np.uint64(span))
+                v = _ew.add(r, np.uint64(int(lo) % 2**64))
                 return astype(astype(v, _I64), d)
         lo_a = astype(_arr(low, _I64), _I64)
         hi_a = astype(_arr(high, _I64), _I64)
