@@ -12,17 +12,32 @@ Dtypes: float32, float64, complex64 and complex128 are computed natively. Intege
 promoted to float64 (as NumPy does); bool, float16, bfloat16 and float8 input raise TypeError
 in the decompositions and solvers.
 
-Failures never raise (raising would force evaluation); instead, per matrix of a stack:
+Failures raise as NumPy's do: ``LinAlgError`` (this module's, a subclass of
+``numpy.linalg.LinAlgError``, so ``except np.linalg.LinAlgError`` catches it), with NumPy's
+message and the line that recorded the call. What only the values tell is checked when the
+graph computing the result runs, from LAPACK's ``info`` (a ``linalg_check`` computed in the
+same executable, one int32 read back per run), before anything is written back, so recording
+forces nothing; the error comes from the materialization (``float(x)``, ``np.asarray(x)``,
+``xp.materialize``), as an out-of-bounds index's does. Per matrix of a stack (one failed
+matrix is enough):
 
-* When a LAPACK kernel reports ``info != 0`` (not positive definite, no convergence, illegal
-  input), every result of that matrix is NaN (as JAX does). ``eigh``, ``eigvalsh``, ``eig``,
-  ``eigvals``, ``svd`` and ``svdvals`` also give NaN for a matrix with any NaN or infinite
-  entry (LAPACK may return partial values there), and so do ``pinv``, ``matrix_rank`` and
-  ``matrix_norm`` with ord 2, -2 or 'nuc', which are built on them.
-* Singular matrices: ``inv``, ``solve`` and ``matrix_power`` with ``n < 0`` give NaN (NumPy
-  raises LinAlgError); ``det`` gives 0 and ``slogdet`` gives (0, -inf), as NumPy does.
-* ``cholesky`` of a matrix that is not positive definite gives NaN (NumPy raises).
+* "Singular matrix": ``inv``, ``solve`` and ``matrix_power`` with ``n < 0`` (an exactly zero
+  pivot of the LU factorization). ``det`` gives 0 and ``slogdet`` (0, -inf), as in NumPy.
+* "Matrix is not positive definite": ``cholesky``.
+* "SVD did not converge": ``svd``, ``svdvals`` and what is built on them (``pinv``,
+  ``matrix_rank``, ``matrix_norm`` with ord 2, -2 or 'nuc'); a matrix holding a NaN is one.
+* "Eigenvalues did not converge": ``eigh``, ``eigvalsh``, ``eig``, ``eigvals``; ``eig`` and
+  ``eigvals`` first raise "Array must not contain infs or NaNs" for such a matrix.
 * ``qr``, ``det``, ``slogdet`` never fail; NaN input propagates to NaN output.
+
+With the ``linalg_errors`` setting off (``XLA_ARRAY_LINALG_ERRORS=0``, or
+``xla_array.flags.using(linalg_errors=False)``, read when the call is recorded), nothing
+raises and every result of a failed matrix is NaN, as in JAX: ``inv``, ``solve``,
+``matrix_power`` and ``cholesky`` give NaN matrices, and ``eigh``, ``eigvalsh``, ``eig``,
+``eigvals``, ``svd`` and ``svdvals`` give NaN for a matrix with any NaN or infinite entry
+too (LAPACK may return partial values there), as do ``pinv``, ``matrix_rank`` and
+``matrix_norm`` with ord 2, -2 or 'nuc'. (Those NaN guards stay on in the raising mode:
+a matrix holding an infinity raises nothing there, as in NumPy, and its results are NaN.)
 """
 
 from __future__ import annotations
@@ -37,6 +52,10 @@ from .api.dtype_functions import astype
 from .api.elementwise import abs as _abs
 from .api.elementwise import conj, isfinite, isnan, log, logical_not, not_equal, sign, sqrt
 from .api.linalg_ops import (
+    EIG_FAILED,
+    NOT_PD,
+    SINGULAR,
+    SVD_FAILED,
     cholesky_lower,
     cusolver,
     diagonal,
@@ -46,6 +65,8 @@ from .api.linalg_ops import (
     make_complex,
     nan_where,
     pivots_to_perm,
+    raise_failed,
+    raises,
     tri_solve,
 )
 from .api.manipulation import broadcast_to, reshape, stack
@@ -61,14 +82,14 @@ from .core import axes as _axes
 from .core import dtypes as dt
 from .core.dtypes import DType
 from .core.graph import record
-from .core.ops.linalg import LAPACK_DTYPES, char
+from .core.ops.linalg import LAPACK_DTYPES, LinAlgError, char
 from .core.ops.structural import OPS, Pad, broadcast_shapes
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv",
            "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
            "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "trace",
            "vecdot", "vector_norm", "EighResult", "EigResult", "QRResult", "SlogdetResult",
-           "SVDResult"]
+           "SVDResult", "LinAlgError"]
 
 
 class EighResult(NamedTuple):
@@ -151,11 +172,17 @@ def _bad(info: Array, x: Array | None = None) -> Array:
 
 def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     """Lower (or upper) Cholesky factor; reads the lower triangle of ``x`` only. A matrix
-    that is not positive definite gives a NaN matrix."""
+    that is not positive definite raises LinAlgError (a NaN matrix with ``linalg_errors``
+    off)."""
     x = _matrix(x, "cholesky", square=True)
     if x.size == 0:
         return astype(x, x.dtype)
     low, info = cholesky_lower(x, keep=False)
+    if raises():
+        low = tril(low)
+        low = _h(low) if upper else low
+        return raise_failed([low], info if info is not None else
+                            _any(isnan(low), axis=(-2, -1)), NOT_PD, "cholesky")[0]
     bad = _bad(info) if info is not None else _any(isnan(low), axis=(-2, -1))
     low = nan_where(bad, tril(low))
     return _h(low) if upper else low
@@ -168,7 +195,7 @@ def eigh(x: Array, /) -> EighResult:
     if x.size == 0:
         return EighResult(zeros(x.shape[:-1], dtype=_real(x.dtype), device=x.device),
                           astype(x, x.dtype))
-    v, w, _ = _evd(x, True)
+    v, w, _ = _evd(x, True, "eigh")
     return EighResult(w, v)
 
 
@@ -177,38 +204,44 @@ def eigvalsh(x: Array, /) -> Array:
     x = _matrix(x, "eigvalsh", square=True)
     if x.size == 0:
         return zeros(x.shape[:-1], dtype=_real(x.dtype), device=x.device)
-    return _evd(x, False)[1]
+    _, w, info = _evd(x, False, "eigvalsh")
+    return raise_failed([w], info, EIG_FAILED, "eigvalsh")[0] if raises() else w
 
 
-def _evd(x: Array, vectors: bool) -> list[Array]:
+def _evd(x: Array, vectors: bool, fname: str) -> list[Array]:
     """(vectors, values, info) of LAPACK syevd/heevd (cuSOLVER syevd on a GPU, which always
     computes the vectors), reading the lower triangle; vectors and values NaN for a matrix
-    whose call failed or that holds a NaN or an infinity."""
+    whose call failed or that holds a NaN or an infinity. With ``vectors``, a failed call
+    raises (``linalg_errors``) when they are computed; without, the caller checks."""
     prefix = "he" if x.dtype.kind == "c" else "sy"
     return lapack(f"{prefix}evd_ffi", x.dtype, [x],
                   [(x.shape, x.dtype), (x.shape[:-1], _real(x.dtype)), (x.shape[:-2], dt.int32)],
                   (("mode", char("V" if vectors else "N")), ("uplo", char("L"))), keep=vectors,
                   gpu=("syevd_ffi", (("lower", "true"), ("algorithm", "0 : ui8"))),
-                  checked=(0, 1))
+                  checked=(0, 1), check=(EIG_FAILED, fname, None) if raises() else None)
 
 
-def _geev(x: Array, vectors: bool) -> tuple[Array, Array | None]:
+def _geev(x: Array, vectors: bool, fname: str) -> tuple[Array, Array | None]:
     if x.device.platform != "cpu":
         # LAPACK geev on the host (as jax's hybrid kernel does on GPUs): x is computed, copied
         # to the CPU and the results copied back (committed to x's device)
         dev = x.device
-        vals, vecs = _geev(x.to_device("cpu"), vectors)
+        vals, vecs = _geev(x.to_device("cpu"), vectors, fname)
         return vals.to_device(dev), (vecs.to_device(dev) if vecs is not None else None)
     cd = dt.complex_of(x.dtype)
     outs = [(x.shape[:-1], x.dtype)] * (1 if x.dtype.kind == "c" else 2)
     outs += [(x.shape, cd), (x.shape, cd), (x.shape[:-2], dt.int32)]
     nw = len(outs) - 3  # the eigenvalues' parts; NaN guards in the op, as svd's and eigh's
-    *w, _vl, vr, _ = lapack("geev_ffi", x.dtype, [x], outs,
+    *w, _vl, vr, info = lapack("geev_ffi", x.dtype, [x], outs,
                             (("compute_left", char("N")),
                              ("compute_right", char("V" if vectors else "N"))),
                             alias=False, keep=vectors,
-                            checked=(*range(nw), nw + 1) if vectors else tuple(range(nw)))
+                            checked=(*range(nw), nw + 1) if vectors else tuple(range(nw)),
+                            check=(EIG_FAILED, fname, x) if raises() else None)
     w0 = make_complex(w[0], w[1]) if len(w) == 2 else w[0]
+    if raises() and not vectors:  # (with vectors: the call's results are checked, above)
+        # (NumPy's eig refuses NaN and infinite entries before LAPACK runs: raised first)
+        w0 = raise_failed([w0], info, EIG_FAILED, fname, x)[0]
     return w0, (vr if vectors else None)
 
 
@@ -219,7 +252,7 @@ def eig(x: Array, /) -> EigResult:
     cd = dt.complex_of(x.dtype)
     if x.size == 0:
         return EigResult(zeros(x.shape[:-1], dtype=cd, device=x.device), astype(x, cd))
-    w, v = _geev(x, True)
+    w, v = _geev(x, True, "eig")
     assert v is not None  # (asked for)
     return EigResult(w, v)
 
@@ -228,29 +261,30 @@ def eigvals(x: Array, /) -> Array:
     x = _matrix(x, "eigvals", square=True)
     if x.size == 0:
         return zeros(x.shape[:-1], dtype=dt.complex_of(x.dtype), device=x.device)
-    return _geev(x, False)[0]
+    return _geev(x, False, "eigvals")[0]
 
 
-def _gesdd(x: Array, mode: str) -> list[Array]:
+def _gesdd(x: Array, mode: str, fname: str) -> list[Array]:
     *batch, m, n = x.shape
     k = min(m, n)
     us = {"A": (m, m), "S": (m, k), "N": (1, 1)}[mode]
     vs = {"A": (n, n), "S": (k, n), "N": (1, 1)}[mode]
     if x.device.platform == "cuda":  # (cuSOLVER's SVD takes its operands otherwise)
-        return _gesvd_gpu(x, mode, (*batch, *us), (*batch, *vs))
+        return _gesvd_gpu(x, mode, (*batch, *us), (*batch, *vs), fname)
     # (U, s and Vt NaN where the call failed: part of the op, so a graph computing s writes
     # back the final U and Vt, and a later graph reading them does not check x again)
-    _, s, u, vt, _ = lapack("gesdd_ffi", x.dtype, [x],
+    _, s, u, vt, info = lapack("gesdd_ffi", x.dtype, [x],
                             [(x.shape, x.dtype), ((*batch, k), _real(x.dtype)),
                              ((*batch, *us), x.dtype), ((*batch, *vs), x.dtype),
                              (tuple(batch), dt.int32)], (("mode", char(mode)),),
-                            keep=mode != "N", checked=(1,) if mode == "N" else (1, 2, 3))
-    if mode == "N":
-        return [s]
+                            keep=mode != "N", checked=(1,) if mode == "N" else (1, 2, 3),
+                            check=(SVD_FAILED, fname, None) if raises() else None)
+    if mode == "N":  # (with U and Vt, the call's results are checked, above)
+        return raise_failed([s], info, SVD_FAILED, fname) if raises() else [s]
     return [u, s, vt]
 
 
-def _gesvd_gpu(x: Array, mode: str, us: tuple, vs: tuple) -> list[Array]:
+def _gesvd_gpu(x: Array, mode: str, us: tuple, vs: tuple, fname: str) -> list[Array]:
     """cuSOLVER gesvd (as jax's GPU lowering calls it): it needs rows >= columns, so a wide
     matrix goes in row-major, read as its transpose, and U and V^H come back swapped."""
     *batch, m, n = x.shape
@@ -266,10 +300,9 @@ def _gesvd_gpu(x: Array, mode: str, us: tuple, vs: tuple) -> list[Array]:
                                  ("transposed", flag(wide))),
                                 keep=uv, column_major=not wide)
     bad = _bad(info, x)
-    if not uv:
-        return [nan_where(bad, s)]
     u, vt = (q, p) if wide else (p, q)
-    return [nan_where(bad, u), nan_where(bad, s), nan_where(bad, vt)]
+    out = [nan_where(bad, v) for v in ([u, s, vt] if uv else [s])]
+    return raise_failed(out, info, SVD_FAILED, fname) if raises() else out
 
 
 def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
@@ -282,16 +315,19 @@ def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
         return SVDResult(_eye(tuple(batch), m, mu, x.dtype, x.device),
                          zeros((*batch, k), dtype=_real(x.dtype), device=x.device),
                          _eye(tuple(batch), nv, n, x.dtype, x.device))
-    u, s, vt = _gesdd(x, "A" if full_matrices else "S")
+    u, s, vt = _gesdd(x, "A" if full_matrices else "S", "svd")
     return SVDResult(u, s, vt)
 
 
 def svdvals(x: Array, /) -> Array:
     """Singular values, descending."""
-    x = _matrix(x, "svdvals")
+    return _svdvals(_matrix(x, "svdvals"), "svdvals")
+
+
+def _svdvals(x: Array, fname: str) -> Array:
     if x.size == 0:
         return zeros((*x.shape[:-2], min(x.shape[-2:])), dtype=_real(x.dtype), device=x.device)
-    return _gesdd(x, "N")[0]
+    return _gesdd(x, "N", fname)[0]
 
 
 def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
@@ -375,27 +411,36 @@ def _permute_rows(b: Array, perm: Array) -> Array:
     return reshape(take_in_bounds(rows, reshape(idx, (nb * m,)), 0), batch + (m, k))
 
 
-def _lu_solve(x: Array, b: Array) -> Array:
-    """Solve x @ out = b (b of shape batch' + (M, K)); singular matrices give NaN."""
+def _lu_solve(x: Array, b: Array, fname: str) -> Array:
+    """Solve x @ out = b (b of shape batch' + (M, K)); singular matrices raise LinAlgError
+    when computed (NaN with ``linalg_errors`` off)."""
     lu_, piv, info = getrf(x, keep=False)
     perm = pivots_to_perm(piv, x.shape[-1])  # x[..., perm, :] == L @ U
     y = tri_solve(lu_, _permute_rows(b, perm), lower=True, unit=True)
     out = tri_solve(lu_, y, lower=False)
+    if raises():
+        return raise_failed([out], info, SINGULAR, fname)[0]
     bad = broadcast_to(info > 0, out.shape[:-2])
     return nan_where(bad, out)
 
 
 def inv(x: Array, /) -> Array:
-    """Inverse via LU with partial pivoting; singular matrices give NaN."""
-    x = _matrix(x, "inv", square=True)
+    """Inverse via LU with partial pivoting; a singular matrix raises LinAlgError when
+    computed (NaN with ``linalg_errors`` off)."""
+    return _inv(_matrix(x, "inv", square=True), "inv")
+
+
+def _inv(x: Array, fname: str) -> Array:
     if x.size == 0:
         return astype(x, x.dtype)
-    return _lu_solve(x, _eye(x.shape[:-2], x.shape[-1], x.shape[-1], x.dtype, x.device))
+    return _lu_solve(x, _eye(x.shape[:-2], x.shape[-1], x.shape[-1], x.dtype, x.device),
+                     fname)
 
 
 def solve(x1: Array, x2: Array, /) -> Array:
     """Solve ``x1 @ out = x2``; a 1-D ``x2`` of shape (M,) is one right-hand side for every
-    matrix of the stack. Singular matrices give NaN."""
+    matrix of the stack. A singular matrix raises LinAlgError when computed (NaN with
+    ``linalg_errors`` off)."""
     a = _matrix(x1, "solve", square=True)
     b = _float(_arr(x2, "solve"), "solve")
     d = dt.promote(a.dtype, b.dtype)
@@ -410,7 +455,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
     if math.prod(batch) * m * b.shape[-1] == 0:
         out = zeros(batch + b.shape[-2:], dtype=d, device=a.device)
     else:
-        out = _lu_solve(a, b)
+        out = _lu_solve(a, b, "solve")
     return reshape(out, batch + (m,)) if vec else out
 
 
@@ -432,7 +477,7 @@ def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     x = _matrix(x, "matrix_rank")
     if x.size == 0:
         return _empty_reduce(x, 0, dt.default_int)
-    s = svdvals(x)
+    s = _svdvals(x, "matrix_rank")
     tol = _rtol(x, rtol, "matrix_rank") * _max(s, axis=-1, keepdims=True)
     return _sum(astype(s > tol, dt.default_int), axis=-1)
 
@@ -444,7 +489,7 @@ def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     *batch, m, n = x.shape
     if x.size == 0:
         return zeros((*batch, n, m), dtype=x.dtype, device=x.device)
-    u, s, vt = _gesdd(x, "S")
+    u, s, vt = _gesdd(x, "S", "pinv")
     tol = _rtol(x, rtol, "pinv") * _max(s, axis=-1, keepdims=True)
     big = s > tol
     sinv = where(big, 1 / where(big, s, 1), 0)
@@ -454,7 +499,8 @@ def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
 
 def matrix_power(x: Array, n: int, /) -> Array:
     """``x`` multiplied by itself ``n`` times (repeated squaring); ``n < 0`` inverts first
-    (NaN for singular matrices). Integer matrices are allowed for ``n >= 0``."""
+    (LinAlgError for a singular matrix, as ``inv``). Integer matrices are allowed for
+    ``n >= 0``."""
     x = _matrix(x, "matrix_power", square=True, lapack_dtype=False)
     try:
         n = operator.index(n)
@@ -466,7 +512,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
     if n == 0:
         return _eye(x.shape[:-2], x.shape[-1], x.shape[-1], x.dtype, x.device)
     if n < 0:
-        x, n = inv(x), -n
+        x, n = _inv(_float(x, "matrix_power"), "matrix_power"), -n
     result: Array | None = None
     base = x
     while True:
@@ -500,9 +546,9 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False,
     if ord == "fro":
         out = sqrt(_sum(_abs(x) ** 2, axis=(-2, -1)))
     elif ord == "nuc":
-        out = _sum(svdvals(_float(x, "matrix_norm")), axis=-1)
+        out = _sum(_svdvals(_float(x, "matrix_norm"), "matrix_norm"), axis=-1)
     elif ord in (2, -2):
-        s = svdvals(_float(x, "matrix_norm"))
+        s = _svdvals(_float(x, "matrix_norm"), "matrix_norm")
         out = _max_or_zero(s, -1) if ord == 2 else _min(s, axis=-1)
     elif ord in (1, -1, math.inf, -math.inf):
         sums = _sum(_abs(x), axis=-2 if ord in (1, -1) else -1)

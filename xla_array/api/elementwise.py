@@ -9,11 +9,13 @@ changing the scalar never recompiles.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..core.graph import record
-from ..core.ops.elementwise import ELEMENTWISE
+from ..core import backend as _backend
+from ..core.graph import SCALAR, Node, Placeholder, TracedScalar, record
+from ..core.ops.elementwise import ELEMENTWISE, NEGATIVE_POWER, POW_CHECK
 from ..core.ops.structural import OPS
 from .array import Array, as_array, as_node, operand_nodes, wrap
 from .dtype_functions import astype
@@ -116,13 +118,54 @@ def _half_power(x: Array) -> Array:
 _POWERS = {2: globals()["square"], 0.5: _half_power, -1: globals()["reciprocal"]}
 
 
+_POW = OPS["pow"]
+
+
 def pow(x1: Any, x2: Any, /) -> Array:
-    if type(x1) is Array and (type(x2) is float or type(x2) is int) and \
-            x1._node.dtype.kind == "f":
-        fast = _POWERS.get(x2)
-        if fast is not None:
-            return fast(x1)  # type: ignore[no-any-return]
-    return _general_pow(x1, x2)
+    t2 = type(x2)
+    if type(x1) is Array and (t2 is float or t2 is int):
+        k = x1._node.dtype.kind
+        if k == "f":
+            fast = _POWERS.get(x2)
+            if fast is not None:
+                return fast(x1)  # type: ignore[no-any-return]
+        elif t2 is int and x2 < 0 and k in "biu":  # (an unsigned array: OverflowError first)
+            n = record(_POW, (x1._node, as_node(x2, x1._node, "pow")))
+            if math.prod(n.shape):
+                raise ValueError(NEGATIVE_POWER)
+            return wrap(n)
+        return _general_pow(x1, x2)
+    if type(x1) is Array and t2 is Array:
+        n1, n2 = x1._node, x2._node
+    else:
+        n1, n2 = operand_nodes("pow", x1, x2)
+    n = record(_POW, (n1, n2))
+    if n2.dtype.kind == "i" and n1.dtype.kind in "biu" and math.prod(n.shape):
+        c = _nonnegative(n2)  # an integer power: NumPy raises for a negative exponent
+        if c is not n2:
+            n = record(_POW, (n1, c))
+    return wrap(n)
+
+
+def _nonnegative(node: Node) -> Node:
+    """The signed integer exponent ``node`` of an integer power, checked as NumPy does
+    (ValueError for a negative one): at once when its values are known (a Python scalar, a
+    computed array), else by a ``pow_check`` computed in the executable of the power (raising
+    when the graph runs, naming the line that recorded it)."""
+    if node.op is SCALAR:
+        v = node.value
+        if type(v) is not TracedScalar:
+            if v < 0:
+                raise ValueError(NEGATIVE_POWER)
+            return node
+    else:
+        b = node.buffer
+        if b is not None and type(b) is not Placeholder and \
+                getattr(node.device, "device_list", None) is None:
+            if _backend.to_numpy(b).min() < 0:
+                raise ValueError(NEGATIVE_POWER)
+            return node
+    return record(OPS["checked"], (node, record(POW_CHECK, (node,))))
 
 
 pow.__doc__ = _general_pow.__doc__

@@ -5,27 +5,58 @@ build on."""
 from __future__ import annotations
 
 import operator
+import weakref
 
 from ..core import dtypes as dt
+from ..core import flags as _flags
 from ..core.dtypes import DType
 from ..core.graph import record
 from ..core.ops.linalg import (
+    GET_CHECKED,
     LAPACK_PREFIX,
+    LINALG_CHECK,
     Cholesky,
     Fft,
     Lapack,
+    LinalgCheck,
     LuPermutation,
     TriangularSolve,
     char,
 )
-from ..core.ops.structural import OPS, Slice, broadcast_shapes, record_multi
+from ..core.ops.structural import OPS, Get, Slice, broadcast_shapes, record_multi
 from ..kernels import lu_perm as _lu_perm  # noqa: F401  (registers its rewrite)
 from .array import Array, as_array, wrap
 from .manipulation import broadcast_to, reshape
 from .searching import where
 
 __all__ = ["lapack", "cusolver", "flag", "getrf", "pivots_to_perm", "tri_solve",
-           "cholesky_lower", "nan_where", "make_complex", "fft_node", "diagonal"]
+           "cholesky_lower", "nan_where", "make_complex", "fft_node", "diagonal", "raises",
+           "raise_failed", "SINGULAR", "NOT_PD", "SVD_FAILED", "EIG_FAILED"]
+
+# NumPy's messages (numpy.linalg.LinAlgError) for a matrix whose LAPACK call failed
+SINGULAR = "Singular matrix"
+NOT_PD = "Matrix is not positive definite"
+SVD_FAILED = "SVD did not converge"
+EIG_FAILED = "Eigenvalues did not converge"
+
+
+def raises() -> bool:
+    """Whether a failed matrix raises ``LinAlgError`` (the ``linalg_errors`` setting, read
+    when recorded) rather than giving NaN results."""
+    return bool(_flags._values["linalg_errors"])
+
+
+def raise_failed(outs: list[Array], failed: Array, message: str, fname: str,
+                 x: Array | None = None) -> list[Array]:
+    """``outs``, each computed only with one ``linalg_check`` of the per-matrix flags
+    ``failed`` (LAPACK's ``info``, or bools: not 0 where the matrix failed): the graph that
+    computes any of them raises ``LinAlgError(message)`` naming the user's line, before
+    anything is written back. ``x``: the matrices, raising NumPy's "Array must not contain
+    infs or NaNs" where one holds a NaN or an infinity (as NumPy's eig checks first)."""
+    ins = (failed._node,) if x is None else (failed._node, x._node)
+    check = record(LINALG_CHECK, ins, LinalgCheck(message, fname, x is not None))
+    tie = OPS["checked"]
+    return [wrap(record(tie, (o._node, check))) for o in outs]
 
 
 # LAPACK kernels whose cuSOLVER counterpart takes the same operands, results and (no)
@@ -36,7 +67,8 @@ _SAME_ON_GPU = {"getrf_ffi": "getrf_ffi", "geqrf_ffi": "geqrf_ffi", "orgqr_ffi":
 
 def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple, DType]],
            config: tuple = (), alias: bool | int = True, keep: bool = True,
-           gpu: tuple | None = None, checked: tuple = ()) -> list[Array]:
+           gpu: tuple | None = None, checked: tuple = (),
+           check: tuple | None = None) -> list[Array]:
     """Record LAPACK FFI kernel ``lapack_<s|d|c|z><base>`` on ``inputs``; one Array per result.
 
     ``config`` holds the kernel's attributes as (name, "value : type") pairs, e.g.
@@ -47,40 +79,57 @@ def lapack(base: str, dtype: DType, inputs: list[Array], outs: list[tuple[tuple,
     kernel with the same operands and results is recorded instead: ``gpu`` = (its base name,
     its config) where they differ from LAPACK's (getrf, geqrf, orgqr/ungqr map by name).
     ``checked``: the results made NaN for each matrix whose call failed (``Lapack.checked``).
+    ``check``: (message, function name, matrices or None) of a kept call (``keep`` and several
+    results) whose failure raises ``LinAlgError`` (``raise_failed``): every result is read
+    through a ``get_checked`` of the call's ``linalg_check`` of its ``info`` (the last
+    result).
     """
     dev = inputs[0].device
     if dev.platform == "cuda" and (gpu is not None or base in _SAME_ON_GPU):
         gbase, gconfig = gpu if gpu is not None else (_SAME_ON_GPU[base], ())
-        return cusolver(gbase, inputs, outs, gconfig, alias, keep, checked=checked)
+        return cusolver(gbase, inputs, outs, gconfig, alias, keep, checked=checked,
+                        check=check)
     if dev.platform != "cpu":
         raise ValueError(f"linalg: the LAPACK kernel {base} runs on CPU devices only; the "
                          f"array is on {dev} (move it with to_device)")
     # (jaxlib's LAPACK targets are registered when a graph calling one is lowered or loaded,
     # ``compiling.register_targets``: a graph the host runs needs only SciPy's wrappers)
     return _record(f"lapack_{LAPACK_PREFIX[dtype.name]}{base}", inputs, outs, config, alias,
-                   keep, True, checked)
+                   keep, True, checked, check)
 
 
 def cusolver(base: str, inputs: list[Array], outs: list[tuple[tuple, DType]],
              config: tuple = (), alias: bool | int = True, keep: bool = True,
-             column_major: bool = True, checked: tuple = ()) -> list[Array]:
+             column_major: bool = True, checked: tuple = (),
+             check: tuple | None = None) -> list[Array]:
     """Record the CUDA plugin's cuSOLVER FFI kernel ``cusolver_<base>`` (one kernel for every
     dtype) on arrays on a CUDA device; as ``lapack`` otherwise."""
     from ..core.backend_cuda import register_cusolver  # (load order: GPU only)
     register_cusolver()
     return _record(f"cusolver_{base}", inputs, outs, config, alias, keep, column_major,
-                   checked)
+                   checked, check)
 
 
 def _record(target: str, inputs: list[Array], outs: list[tuple[tuple, DType]], config: tuple,
             alias: bool | int, keep: bool, column_major: bool,
-            checked: tuple = ()) -> list[Array]:
+            checked: tuple = (), check: tuple | None = None) -> list[Array]:
     outs_t = tuple((tuple(s), d) for s, d in outs)
-    nodes = record_multi(OPS["lapack"], tuple(x._node for x in inputs),
-                         Lapack(target, tuple(config), outs_t, alias, column_major,
-                                tuple(checked)),
-                         keep and len(outs_t) > 1)
-    return [wrap(n) for n in nodes]
+    attrs = Lapack(target, tuple(config), outs_t, alias, column_major, tuple(checked))
+    ins = tuple(x._node for x in inputs)
+    k = len(outs_t)
+    if check is None or not keep or k < 2:
+        return [wrap(n) for n in record_multi(OPS["lapack"], ins, attrs, keep and k > 1)]
+    # every result computed only with the call's check (and its siblings written back with
+    # it: the op remembers the get_checked nodes, as record_multi does its gets); nothing is
+    # wrapped before all are recorded (a wrap may flush)
+    message, fname, x = check
+    m = record(OPS["lapack"], ins, attrs)
+    info = record(OPS["get_internal"], (m,), Get(k - 1))
+    c = record(LINALG_CHECK, (info,) if x is None else (info, x._node),
+               LinalgCheck(message, fname, x is not None))
+    gets = [record(GET_CHECKED, (m, c), Get(i)) for i in range(k)]
+    m.results = tuple([weakref.ref(g) for g in gets])
+    return [wrap(g) for g in gets]
 
 
 def flag(value: bool) -> str:

@@ -30,7 +30,7 @@ from . import libm as _libm
 from .complex import COMPLEX_KERNELS, complex_kernel
 from .structural import bcast, broadcast_shapes, compare, convert, define, i64s, select
 
-__all__ = ["ELEMENTWISE", "compute_dtype", "dtypes_for"]
+__all__ = ["ELEMENTWISE", "compute_dtype", "dtypes_for", "POW_CHECK", "NEGATIVE_POWER"]
 
 
 def _t(shape: tuple, d: DType) -> str:
@@ -565,3 +565,42 @@ def dtypes_for(name: str, in_dtypes: list[DType]) -> tuple[DType, DType]:
 
 for _name in ELEMENTWISE:
     define(_name, _infer(_name), _lower(_name), fuses=True)
+
+
+# ---------------------------------------------------------------- pow_check
+
+NEGATIVE_POWER = "Integers to negative integer powers are not allowed."  # (NumPy's ValueError)
+
+
+def _infer_pow_check(inputs: tuple, attrs: tuple) -> tuple:
+    if len(inputs) != 1 or inputs[0].dtype.kind != "i":
+        raise TypeError(f"pow_check: a signed integer exponent, got "
+                        f"{[f'{x.dtype.name}{list(x.shape)}' for x in inputs]}")
+    return (), dt.bool
+
+
+def _lower_pow_check(e: Emitter, n: Any, a: list) -> str:
+    """Whether some exponent is negative (a bool: an integer power raises there)."""
+    x = n.inputs[0]
+    s, d = tuple(x.shape), x.dtype
+    neg = compare(e, "LT", a[0], e.const(0, d, s), s, d)
+    if not s:
+        return neg
+    return e.op("stablehlo.reduce", [neg, e.const(False, dt.bool)], tensor_type((), dt.bool),
+                f"dimensions = {i64s(range(len(s)))}",
+                region=e.scalar_body("stablehlo.or", dt.bool))
+
+
+def _check_pow(n: Any, value: Any) -> None:
+    if bool(value):
+        where = n.where
+        at = f" (pow recorded at {where[0]}:{where[1]})" if where else ""
+        raise ValueError(NEGATIVE_POWER + at)
+
+
+# the check of an integer power's pending exponent: computed in the executable of the power
+# (``checked(exponent, pow_check(exponent))``), checked by the executor before anything is
+# written back (``executor.run_checks``); NumPy raises ValueError for a negative exponent
+POW_CHECK = define("pow_check", _infer_pow_check, _lower_pow_check)
+POW_CHECK.keep = True
+POW_CHECK.check = _check_pow

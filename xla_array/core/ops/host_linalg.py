@@ -1,4 +1,5 @@
-"""Host rules of the LAPACK calls (the ``lapack`` op on CPU) and of ``lu_permutation``.
+"""Host rules of the LAPACK calls (the ``lapack`` op on CPU), of ``lu_permutation`` and of
+``linalg_check`` (the run-time check that raises ``LinAlgError``).
 
 jaxlib's CPU kernels call the LAPACK and BLAS of SciPy's ``cython_lapack``/``cython_blas``
 (``backend.register_lapack``). A host rule calls the same routines through SciPy's f2py
@@ -19,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import scipy_lapack
-from . import linalg as _linalg  # noqa: F401  (defines lapack and lu_permutation)
+from . import linalg as _linalg  # (defines lapack, lu_permutation and linalg_check)
 from .host_common import NotExact, f_ordered, has_subnormal
 
 __all__ = ["MAX_STACK", "RULES", "lapack_rule"]
@@ -221,5 +222,15 @@ def _lu_permutation(n: Any, vals: list) -> np.ndarray:
     return out
 
 
+def _linalg_check(n: Any, vals: list) -> np.ndarray:
+    return _linalg.linalg_code(n.attrs, vals[0], vals[1] if len(vals) > 1 else None)
+
+
+def _get_checked(n: Any, vals: list) -> np.ndarray:
+    # (as ``get``'s rule: in C order, the call's results may be LAPACK's Fortran-ordered arrays)
+    return np.asarray(vals[0][n.attrs.result], order="C")
+
+
 # attached to the ops by ops/host.py
-RULES = {"lapack": lapack_rule, "lu_permutation": _lu_permutation}
+RULES = {"lapack": lapack_rule, "lu_permutation": _lu_permutation,
+         "linalg_check": _linalg_check, "get_checked": _get_checked}

@@ -143,13 +143,14 @@ INDEX_CHECK.check = _check_index
 
 
 def _infer_checked(inputs: tuple, attrs: tuple) -> tuple:
-    if len(inputs) != 2 or inputs[1].op is not INDEX_CHECK:
-        raise TypeError("checked(x, check): check must be an index_check")
+    if len(inputs) != 2 or inputs[1].op.check is None:
+        raise TypeError("checked(x, check): check must be a run-time check (OpDef.check)")
     return inputs[0].shape, inputs[0].dtype
 
 
-# ``checked(x, check)`` is ``x``, computed only with ``check`` (an ``index_check``): the
-# indices a gather or scatter reads carry their bounds check into its graph
+# ``checked(x, check)`` is ``x``, computed only with ``check`` (an op with a run-time check:
+# ``index_check``, ``linalg_check``, ``pow_check``): the indices a gather or scatter reads
+# carry their bounds check into its graph, a solve's result its LAPACK check
 define("checked", _infer_checked, lambda e, n, a: a[0])
 
 

@@ -27,11 +27,13 @@ from .. import backend as _backend
 from .. import dtypes as dt
 from .. import registry
 from ..lower import Emitter, tensor_type
-from .structural import DECOMP, bcast, compare, define, i64s
+from .structural import DECOMP, Get, bcast, compare, define, i64s
 
 __all__ = ["LAPACK_DTYPES", "LAPACK_PREFIX", "layout", "char", "infer_permutation", "Lapack",
            "Cholesky", "TriangularSolve", "LuPermutation", "Fft", "lower_lapack_call",
-           "matrix_operands", "numpy_fct", "fft_steps", "fft_factors", "NORM_SWAP"]
+           "matrix_operands", "numpy_fct", "fft_steps", "fft_factors", "NORM_SWAP",
+           "LinAlgError", "LinalgCheck", "LINALG_CHECK", "GET_CHECKED", "NONFINITE",
+           "linalg_code"]
 
 LAPACK_DTYPES = (dt.float32, dt.float64, dt.complex64, dt.complex128)
 LAPACK_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
@@ -147,6 +149,15 @@ def _failed(e: Emitter, x: Any, xv: str, info: str) -> str:
     """Per matrix of the stack ``x`` (SSA value ``xv``): LAPACK's ``info`` is not 0, or the
     matrix holds a NaN or an infinity."""
     batch = tuple(x.shape[:-2])
+    anyv = _nonfinite(e, x, xv)
+    failed = compare(e, "NE", info, e.const(0, dt.int32, batch), batch, dt.int32)
+    return e.op("stablehlo.or", [failed, anyv], tensor_type(batch, dt.bool))
+
+
+def _nonfinite(e: Emitter, x: Any, xv: str) -> str:
+    """Per matrix of the stack ``x`` (SSA value ``xv``): whether it holds a NaN or an
+    infinity."""
+    batch = tuple(x.shape[:-2])
     d = x.dtype
     if d.kind == "c":
         part = _REAL_OF[d.name]
@@ -159,11 +170,9 @@ def _failed(e: Emitter, x: Any, xv: str, info: str) -> str:
         fin = e.op("stablehlo.is_finite", [xv], tensor_type(x.shape, dt.bool))
     nonfinite = e.op("stablehlo.not", [fin], tensor_type(x.shape, dt.bool))
     nd = len(x.shape)
-    anyv = e.op("stablehlo.reduce", [nonfinite, e.const(False, dt.bool)],
+    return e.op("stablehlo.reduce", [nonfinite, e.const(False, dt.bool)],
                 tensor_type(batch, dt.bool), f"dimensions = {i64s((nd - 2, nd - 1))}",
                 region=e.scalar_body("stablehlo.or", dt.bool))
-    failed = compare(e, "NE", info, e.const(0, dt.int32, batch), batch, dt.int32)
-    return e.op("stablehlo.or", [failed, anyv], tensor_type(batch, dt.bool))
 
 
 _REAL_OF = {"complex64": dt.float32, "complex128": dt.float64}
@@ -171,6 +180,115 @@ _REAL_OF = {"complex64": dt.float32, "complex128": dt.float64}
 
 define("lapack", _infer_lapack, _lower_lapack, nout=2, weight=DECOMP, attrs=Lapack,
        results=_lapack_results)
+
+
+# ---------------------------------------------------------------- linalg_check
+
+class LinAlgError(np.linalg.LinAlgError):
+    """What NumPy raises where a matrix has no result (``numpy.linalg.LinAlgError``, which
+    ``except np.linalg.LinAlgError`` catches): a singular matrix to ``solve`` or ``inv``, one
+    that is not positive definite to ``cholesky``, an SVD or eigensolver that did not
+    converge. Raised when the graph computing the result runs (``linalg_check``)."""
+
+
+LinAlgError.__module__ = "xla_array.linalg"  # (its public name)
+
+
+NONFINITE = "Array must not contain infs or NaNs"  # (NumPy's eig and eigvals)
+
+
+class LinalgCheck(NamedTuple):
+    """A run-time check of LAPACK calls: ``message`` (NumPy's: "Singular matrix") is raised
+    when some matrix of the stack failed (its flag, input 0: LAPACK's ``info``, or bools, is
+    not 0); with ``finite``, input 1 is the stack of matrices, and one holding a NaN or an
+    infinity raises ``NONFINITE`` first (NumPy's eig checks its input). ``fname``: the
+    function, for the message. Strings and a bool: a deserialized function's checks carry
+    them (as a plain tuple: the check reads them by position)."""
+    message: str
+    fname: str
+    finite: bool = False
+
+
+def _infer_linalg_check(inputs: tuple, attrs: LinalgCheck) -> tuple:
+    flags = inputs[0]
+    ok = flags.dtype.kind in "biu" and len(inputs) == 1 + bool(attrs.finite)
+    if ok and attrs.finite:
+        x = inputs[1]
+        ok = x.dtype.kind in "fc" and tuple(x.shape[:-2]) == tuple(flags.shape) and \
+            len(x.shape) >= 2
+    if not ok:
+        raise TypeError(f"linalg_check: integer or bool flags per matrix (and, with finite, "
+                        f"the matrices), got {[f'{x.dtype.name}{list(x.shape)}' for x in inputs]}")
+    return (), dt.int32
+
+
+def _lower_linalg_check(e: Emitter, n: Any, a: list) -> str:
+    """0 when every matrix of the stack succeeded, 1 where one failed, 2 where (``finite``)
+    one holds a NaN or an infinity: the largest over the stack (``linalg_code``)."""
+    f = n.inputs[0]
+    batch, i32 = tuple(f.shape), dt.int32
+    zero = e.const(False if f.dtype.kind == "b" else 0, f.dtype, batch)
+    failed = compare(e, "NE", a[0], zero, batch, f.dtype)
+    code = e.op("stablehlo.convert", [failed], tensor_type(batch, i32))
+    if n.attrs[2]:
+        x = n.inputs[1]
+        code = e.op("stablehlo.select", [_nonfinite(e, x, a[1]), e.const(2, i32, batch), code],
+                    tensor_type(batch, i32))
+    if not batch:
+        return code
+    return e.op("stablehlo.reduce", [code, e.const(0, i32)], tensor_type((), i32),
+                f"dimensions = {i64s(range(len(batch)))}",
+                region=e.scalar_body("stablehlo.maximum", i32))
+
+
+def linalg_code(attrs: Any, flags: np.ndarray, x: Any = None) -> np.ndarray:
+    """``linalg_check``'s value (its lowering's) from NumPy values: the host rule's."""
+    code = (np.asarray(flags) != 0).astype(np.int32)
+    if attrs[2]:
+        code = np.where(~np.isfinite(x).all(axis=(-2, -1)), np.int32(2), code)
+    return np.asarray(code.max() if code.size else 0, dtype=np.int32)
+
+
+def _check_linalg(n: Any, value: Any) -> None:
+    code = int(value)
+    if code:
+        message, fname = n.attrs[0], n.attrs[1]
+        where = n.where
+        at = f" (linalg.{fname} recorded at {where[0]}:{where[1]})" if where else ""
+        raise LinAlgError((NONFINITE if code == 2 else message) + at)
+
+
+# computed beside the LAPACK call whose ``info`` it reads, in the same executable, and checked
+# by the executor before anything is written back (``executor.run_checks``); tied into the
+# results' graph by ``checked(result, check)`` (``core/ops/indexing.py``)
+LINALG_CHECK = define("linalg_check", _infer_linalg_check, _lower_linalg_check,
+                      attrs=LinalgCheck)
+LINALG_CHECK.keep = True
+LINALG_CHECK.check = _check_linalg
+
+
+def _infer_get_checked(inputs: tuple, attrs: Any) -> tuple:
+    m, c = inputs
+    if m.op.results is None or c.op is not LINALG_CHECK:
+        raise TypeError(f"get_checked: a result of a multi-result op and its linalg_check, "
+                        f"got {m.op.name} and {c.op.name}")
+    return m.op.results(m.inputs, m.attrs)[attrs.result]
+
+
+def _lower_get_checked(e: Emitter, n: Any, a: list) -> str:
+    m = a[0]  # (as ``get``: the op's name, or the list of its results' names)
+    return m[n.attrs.result] if isinstance(m, list) else f"{m}#{n.attrs.result}"
+
+
+# ``get_checked(m, check)``: result ``Get(i)`` of the LAPACK call ``m`` as ``get`` reads it
+# (kept: written back whenever computed), computed only with ``check``, the call's
+# ``linalg_check``: what ``svd``, ``eigh`` and ``eig`` return. Every result of the call is
+# one, so a graph computing any of them computes the check, and the live others are written
+# back with it (the op's siblings, ``record_multi``) without an extra output: a pass-through
+# ``checked`` node over a kept ``get`` would be a second output of the same value, and be
+# left pending when only a sibling is computed
+GET_CHECKED = define("get_checked", _infer_get_checked, _lower_get_checked, attrs=Get)
+GET_CHECKED.keep = True
 
 
 def char(c: str) -> str:
