@@ -407,3 +407,39 @@ def test_numpy_scripts_run_unchanged_but_for_the_import(path, capsys):
         assert got.shape == want.shape and got.dtype.kind == want.dtype.kind, key
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, err_msg=key)
     capsys.readouterr()
+
+
+def test_numpy_functions_dispatch_to_ours():
+    """NEP 18: NumPy's functions on xla_array arrays call ours (lazy Arrays, NumPy's values);
+    those we lack, or calls our function does not take, run NumPy's on host values."""
+    x, i = xp.asarray(F), xp.asarray(INT)
+    got = [np.concatenate([x, x], axis=1), np.median(x), np.dot(x, x.T), np.unique(i),
+           np.mean(x), np.std(x, ddof=1), np.linalg.norm(x), np.round(x, 1)]
+    assert all(type(g) is xp.Array for g in got), [type(g) for g in got]
+    xp.materialize(*got)
+    want = [np.concatenate([F, F], axis=1), np.median(F), np.dot(F, F.T), np.unique(INT),
+            np.mean(F), np.std(F, ddof=1), np.linalg.norm(F), np.round(F, 1)]
+    for g, w, ulps in zip(got, want, (0, 0, 4, 0, 0, 2, 4, 0)):
+        _same(g, w, ulps, "dispatch")
+    dst = np.zeros((3, 4))
+    assert np.copyto(dst, x) is None  # not ours (docs/numpy.md): NumPy's, into dst
+    _same(dst, F, 0, "copyto")
+    assert np.shares_memory(x, F) is False
+    squeezed = np.squeeze(x[None])  # our squeeze needs axis: NumPy's on the host value
+    assert type(squeezed) is np.ndarray
+    _same(squeezed, F, 0, "squeeze")
+
+
+def test_round_and_flat():
+    x = xp.asarray(F * 10)
+    r = round(x[0, 1])
+    assert type(r) is int and r == round(np.float64(F[0, 1] * 10))
+    _same(round(x[0, 1], 1), round(np.float64(F[0, 1] * 10), 1), 0, "round 0-d")
+    _same(round(x, 1), np.round(F * 10, 1), 0, "round")
+    flat, want = x.flat, (F * 10).flat
+    assert len(flat) == len(want) and flat.base is x
+    _same(flat[5], want[5], 0, "flat[5]")
+    _same(flat[1:7:2], want[1:7:2], 0, "flat slice")
+    _same(flat[[0, 11]], want[[0, 11]], 0, "flat list")
+    assert [float(v) for v in flat] == list(want)
+    _same(np.asarray(flat), F.ravel() * 10, 0, "flat array")

@@ -9,6 +9,8 @@ in-place result must keep ``x``'s shape and dtype (TypeError/ValueError otherwis
 
 from __future__ import annotations
 
+import inspect
+import operator
 from typing import Any
 
 import numpy as np
@@ -131,12 +133,51 @@ def install() -> None:
     for stem, fn in UNARY.items():  # (the namespace function itself: x is the only argument)
         setattr(Array, f"__{stem}__", fn)
     Array.__array_ufunc__ = _array_ufunc  # type: ignore[attr-defined]
+    Array.__array_function__ = _array_function  # type: ignore[attr-defined]
     for name, fn in (("__getitem__", _getitem), ("__setitem__", _setitem),
-                     ("to_device", _to_device)):
+                     ("to_device", _to_device), ("__round__", _round)):
         fn.__name__ = fn.__qualname__ = name
         setattr(Array, name, fn)
     _views.index_get, _views.index_set = getitem, setitem
     setattr(Array, "mT", property(matrix_transpose))  # noqa: B010
+    setattr(Array, "flat", property(FlatIter))  # noqa: B010
+
+
+def _round(self: Array, ndigits: Any = None) -> Any:
+    """``round(x)``: on a 0-d array as on a NumPy scalar (a Python int without ``ndigits``, a
+    0-d array with them); on other arrays ``around(x, ndigits or 0)``, lazily (NumPy's arrays
+    have no ``__round__``)."""
+    from .numpy_functions import around
+
+    if ndigits is None and self.ndim == 0:
+        return int(around(self))
+    return around(self, operator.index(ndigits) if ndigits is not None else 0)
+
+
+class FlatIter:
+    """``x.flat``, as NumPy's ``flatiter`` for reading: the values in C order, indexed as a
+    1-D array (``x.flat[3]``, ``x.flat[1:4]``, ``x.flat[[0, 5]]``: lazy Arrays; an integer
+    index gives a 0-d Array), iterated, and ``len``; ``base`` is ``x``."""
+
+    def __init__(self, base: Array) -> None:
+        self.base = base
+
+    def _flat(self) -> Array:
+        from .manipulation import reshape
+
+        return reshape(self.base, (-1,))
+
+    def __len__(self) -> int:
+        return self.base.size  # type: ignore[return-value]
+
+    def __getitem__(self, key: Any) -> Array:
+        return _getitem(self._flat(), key)
+
+    def __iter__(self) -> Any:
+        return iter(self._flat())
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        return np.asarray(self._flat(), dtype=dtype)
 
 
 # NumPy ufunc name -> our function name, where they differ
@@ -167,6 +208,72 @@ def _array_ufunc(self: Array, ufunc: Any, method: str, *inputs: Any, **kwargs: A
     res = getattr(ufunc, method)(*host, **kwargs)
     del res, kwargs, host
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# NumPy function -> our function of its name (None: NumPy's own, on host values), resolved
+# at the first call: the namespace modules sit above this one
+_DISPATCH: dict[Any, Any] = {}
+_SUBMODULES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft"}
+
+
+def _implementation(func: Any) -> Any:
+    import xla_array
+
+    from . import numpy_functions as nf
+    from .numpy_methods import METHODS
+
+    name = func.__name__
+    sub = _SUBMODULES.get(func.__module__)
+    if sub is None:
+        return None
+    if sub:
+        return getattr(getattr(xla_array, sub), name, None)
+    if name in nf.NUMPY_VERSIONS:  # NumPy's forms of the standard's names
+        return nf.NUMPY_VERSIONS[name]
+    if name in ("std", "var"):  # NumPy's ddof: the methods' forms, x as the first argument
+        return METHODS[name]
+    return nf.__dict__.get(name) if name in nf.__all__ else getattr(xla_array, name, None)
+
+
+def _signature(fn: Any) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _to_host(x: Any) -> Any:
+    if isinstance(x, Array):
+        return np.asarray(x)
+    if isinstance(x, list | tuple):
+        return type(x)(_to_host(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_host(v) for k, v in x.items()}
+    return x
+
+
+def _array_function(self: Array, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    """NEP 18: a NumPy function called with xla_array arrays among its arguments
+    (``np.concatenate([x, x])``, ``np.median(x)``) calls xla_array's function of the same name,
+    with NumPy's signature (``numpy.linalg``'s and ``numpy.fft``'s too), which records lazily; a
+    NumPy function xla_array lacks, or a call whose arguments our function does not take
+    (a keyword it has not), runs NumPy's own on host values (``np.asarray`` of each Array) and
+    returns NumPy's result."""
+    if not all(issubclass(t, Array | np.ndarray) for t in types):
+        return NotImplemented
+    if func not in _DISPATCH:
+        fn = _implementation(func)
+        _DISPATCH[func] = (fn, _signature(fn)) if callable(fn) else (None, None)
+    fn, sig = _DISPATCH[func]
+    if fn is not None:
+        try:
+            if sig is not None:
+                sig.bind(*args, **kwargs)
+        except TypeError:
+            pass
+        else:
+            return fn(*args, **kwargs)
+    return func(*_to_host(args), **_to_host(kwargs))
 
 
 install()
