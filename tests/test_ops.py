@@ -51,7 +51,8 @@ def _sample_graphs():
     for j in range(20):  # writes of a loop, combined: update_slices
         z[j, j] = d[j]
     out += [x, x[k], x[::2], a[i] + 1, xp.fft.ifft(c), y, z, xp.fft.fft(c, n=8), xp.conj(c),
-            xp.real(c), xp.linalg.eigvals(m), i ** (i + 1)]
+            xp.real(c), xp.linalg.eigvals(m), i ** (i + 1),
+            xp.random.default_rng(0).standard_normal(3)]
     for name in ELEMENTWISE:
         try:
             arity = ELEMENTWISE[name][0]
