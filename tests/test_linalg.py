@@ -374,8 +374,10 @@ def test_single_array_results_write_back_only_that_array():
     outs = {"inv": LA.inv(A), "solve": LA.solve(A, A[..., :2]), "det": LA.det(A),
             "cholesky": LA.cholesky(S), "eigvalsh": LA.eigvalsh(S), "svdvals": LA.svdvals(A),
             "eigvals": LA.eigvals(A)}
-    for name, out in outs.items():
-        assert _n_results(out) == 1, name
+    for name, out in outs.items():  # (and the LinAlgError check's int32 where it can fail)
+        assert _n_results(out) == (1 if name == "det" else 2), name
+        assert name == "det" or "-> (tensor<" in xp.debug.mlir(out) and \
+            ", tensor<i32>)" in xp.debug.mlir(out), name
     close(outs["inv"], np.linalg.inv(a), "float32", 10)
     close(outs["det"], np.linalg.det(a), "float32", 10)
     # several arrays from one decomposition: computing one still writes back what the others
