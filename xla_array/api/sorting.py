@@ -3,8 +3,9 @@
 Order: NumPy's ascending order with NaN after every number and ``-0.0 == +0.0`` (so a stable
 sort keeps signed zeros in input order). ``descending=True`` is the exact reverse *by value*
 and still keeps equal elements in input order when ``stable`` (NaNs then come first, as in
-array-api-strict). Complex arrays, which the standard leaves unordered, sort like NumPy:
-lexicographically by (real, imag), each part NaN-last. ``stable=False`` lets XLA use an
+array-api-strict). Complex arrays, which the standard leaves unordered, sort like NumPy: by
+class first (``R + Rj``, ``R + nanj``, ``nan + Rj``, ``nan + nanj``), then lexicographically by
+(real, imag), each part NaN-last. ``stable=False`` lets XLA use an
 unstable sort.
 
 Speed: XLA's CPU sort is several times faster for one operand with a plain comparator, so

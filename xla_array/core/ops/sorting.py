@@ -2,8 +2,9 @@
 
 - ``sort_multi``: ``stablehlo.sort`` of several same-shaped operands along one axis; the first
   ``nkeys`` operands are keys compared lexicographically, the rest are carried along. The
-  order is NumPy's: NaN after every number (complex: lexicographic on (real, imag), each part
-  NaN-last), ``-0.0 == +0.0``. Descending swaps the comparator's arguments, so a stable
+  order is NumPy's: NaN after every number (complex: by class, ``R + Rj``, ``R + nanj``,
+  ``nan + Rj``, ``nan + nanj``, then lexicographic on (real, imag), each part NaN-last),
+  ``-0.0 == +0.0``. Descending swaps the comparator's arguments, so a stable
   descending sort keeps equal elements in their original order (and NaNs come first).
 - ``sort_keyed``: the fast path for one real operand: XLA's CPU sort is several times faster
   with a single operand and a plain comparator, so floats sort order-preserving integer keys
@@ -62,12 +63,24 @@ def _parts(e: Emitter, a: str, shape: tuple, d: DType) -> tuple[str, str]:
 
 
 def less(e: Emitter, a: str, b: str, shape: tuple, d: DType) -> str:
-    """``a < b`` in sort order: NaN last, signed zeros equal, complex lexicographic."""
+    """``a < b`` in sort order: NaN last, signed zeros equal; complex as NumPy sorts it, by
+    class first (``R + Rj``, ``R + nanj``, ``nan + Rj``, ``nan + nanj``), then
+    lexicographically by (real, imag), each part NaN-last."""
     if d.kind == "c":
         rd = dt.REAL_OF[d]
         (ar, ai), (br, bi) = _parts(e, a, shape, d), _parts(e, b, shape, d)
         tail = _and(e, equiv(e, ar, br, shape, rd), less(e, ai, bi, shape, rd), shape)
-        return _or(e, less(e, ar, br, shape, rd), tail, shape)
+        lex = _or(e, less(e, ar, br, shape, rd), tail, shape)
+        bt = _t(shape, dt.bool)
+        a_rn, a_in = (compare(e, "NE", v, v, shape, rd) for v in (ar, ai))
+        b_rn, b_in = (compare(e, "NE", v, v, shape, rd) for v in (br, bi))
+        same_rn = e.op("stablehlo.not", [e.op("stablehlo.xor", [a_rn, b_rn], bt)], bt)
+        same_in = e.op("stablehlo.not", [e.op("stablehlo.xor", [a_in, b_in], bt)], bt)
+        rn_lt = _and(e, e.op("stablehlo.not", [a_rn], bt), b_rn, shape)
+        in_lt = _and(e, e.op("stablehlo.not", [a_in], bt), b_in, shape)
+        class_lt = _or(e, rn_lt, _and(e, same_rn, in_lt, shape), shape)
+        same = _and(e, same_rn, same_in, shape)
+        return _or(e, class_lt, _and(e, same, lex, shape), shape)
     lt = compare(e, "LT", a, b, shape, d)
     if d.kind != "f":
         return lt
