@@ -77,6 +77,13 @@ _ENTRIES_MAX = 4096
 # the automatic budget: at least FLOOR seconds (about what the cheapest compiles cost), then
 # up to the compile a key is expected to take (``Entry.limit``, set once its runs reach FLOOR)
 FLOOR = 0.05
+# What a compiled run of a small graph costs at least, the result read (seconds): jaxlib's
+# dispatch (~15-20 us) and, above 1,000 flops, the hand-off to PJRT's worker thread and back
+# (30-100 us on the 2-core VM: docs/performance.md, "the CPU client stays asynchronous"). A
+# host run is counted towards the automatic budget only by what it takes beyond this (the
+# executor's ``_run_on_host``): a compile saves nothing on a graph the host runs in less, so
+# a loop over small arrays stays on the host, at NumPy's pace, however long it runs
+RUN_FLOOR = 40e-6
 _UNSET = object()  # (no program found yet)
 _UNKNOWN = object()  # (a kernel operand outside the graph's lists: no program kept)
 

@@ -261,7 +261,7 @@ def _reduce(n: Any, vals: list) -> np.ndarray:
         r = _fold_columns(f, rows).reshape(n.shape)
     else:
         r = f.reduce(x, axis=axes)
-    if d.kind == "f" and (np.asarray(r) == 0).any():
+    if d.kind == "f" and ((float(r) == 0.0) if np.ndim(r) == 0 else bool((r == 0).any())):
         # a zero result whose values hold zeros of both signs: which one comes out follows
         # XLA's order (one sign of zero only: that one)
         zero = x == 0

@@ -327,10 +327,13 @@ def numpy_order_sum(e: Emitter, n: Any, x: str, row_call: Any = None,
 # values to the last leaf, the two leaves of each node, and the 2**D node sums pairwise.
 
 
+@functools.lru_cache(maxsize=1024)
 def sum_plan(shape: tuple, axes: tuple) -> tuple[int, int]:
     """How ``numpy_order_sum`` adds a sum over ``axes`` of ``shape``: (the length of the rows
     summed pairwise, 0 when the last axis is kept; how many row sums or values are then
-    added one after the other, 1 when none). Size-1 axes count for nothing."""
+    added one after the other, 1 when none). Size-1 axes count for nothing. Memoized: the
+    host tier asks it for every reduction it runs (4 us a call, as much as the reduction of
+    a few hundred values)."""
     sq = [(i, s) for i, s in enumerate(shape) if s != 1]
     red = [j for j, (i, _) in enumerate(sq) if i in axes]
     t0 = len(sq)
