@@ -102,6 +102,17 @@ def test_serialized_function_runs_in_another_process_without_compiling(tmp_path)
         xp.deserialize(b"junk")
 
 
+def test_a_deserialized_function_raises_its_index_check():
+    """The check outputs of a serialized function keep their op's attributes: an index out of
+    bounds is NumPy's IndexError where the function is loaded, as where it was traced."""
+    x = xp.asarray(np.arange(5.0))
+    c = xp.compile(lambda v, i: xp.take(v, i), x, xp.asarray(np.array([0, 4])))
+    f = xp.deserialize(c.serialize())
+    np.testing.assert_array_equal(np.asarray(f(x, xp.asarray(np.array([4, 1])))), [4.0, 1.0])
+    with pytest.raises(IndexError, match="out of bounds"):
+        np.asarray(f(x, xp.asarray(np.array([0, 5]))))
+
+
 SOLVE_SCRIPT = """
 import sys, numpy as np, xla_array as xp
 f = xp.deserialize(open(sys.argv[1], "rb").read())

@@ -390,6 +390,15 @@ class _CheckedOutput:
         self.op, self.attrs, self.where, self.shape, self.dtype = op, attrs, where, shape, dtype
 
 
+def _check_attrs(op: Any, attrs: list) -> Any:
+    """A check's attributes read back from JSON: its op's record type (``IndexCheck(size,
+    axis)``: its ``check`` reads them by name), lists made tuples again."""
+    def tup(v: Any) -> Any:
+        return tuple(tup(x) for x in v) if isinstance(v, list) else v
+    values = tup(attrs)
+    return op.attrs(*values) if op.attrs is not None else values
+
+
 def _encode_scalar(v: Any) -> Any:
     if isinstance(v, complex):
         return {"complex": [v.real, v.imag]}
@@ -445,8 +454,8 @@ def deserialize(blob: bytes, device: Any = None) -> CompiledFunction:
     t.outs = [(tuple(o["shape"]), _dtypes.as_dtype(o["dtype"])) if "shape" in o else
               _decode_scalar(o["const"]) for o in meta["outs"]]
     t.out_specs = [(o[0], o[1].np) for o in t.outs if isinstance(o, tuple)]
-    checks = [_CheckedOutput(OPS[c["op"]], tuple(c["attrs"]), tuple(c["where"]),
-                             tuple(c["shape"]), _dtypes.as_dtype(c["dtype"]))
+    checks = [_CheckedOutput(OPS[c["op"]], _check_attrs(OPS[c["op"]], c["attrs"]),
+                             tuple(c["where"]), tuple(c["shape"]), _dtypes.as_dtype(c["dtype"]))
               for c in meta.get("checks", [])]
     n = len(t.out_specs)
     t.out_specs += [(c.shape, c.dtype.np) for c in checks]
