@@ -41,7 +41,8 @@ def main(steps=300, rounds=9):
         t = times[on]
         print(f"linalg_errors={'on ' if on else 'off'}: median {statistics.median(t) * 1e6:6.1f} "
               f"us per solve, min {min(t) * 1e6:6.1f} us")
-    print(f"on/off (medians): {statistics.median(times[True]) / statistics.median(times[False]):.3f}")
+    ratio = statistics.median(times[True]) / statistics.median(times[False])
+    print(f"on/off (medians): {ratio:.3f}")
 
 
 if __name__ == "__main__":

@@ -124,7 +124,7 @@ __all__ = [
     "broadcast_shapes",
     "argmax", "argmin", "where", "all", "any", "max", "mean", "min", "prod", "std", "sum", "var",
     *_elementwise_all, *_statistical_all, *_searching_all, *_sorting_all, *_set_all,
-    *_utility_all, *_advanced_all, "fft", "linalg", "sharding",
+    *_utility_all, *_advanced_all, "fft", "linalg", "random", "sharding",
     *_numpy_all, "polyfit", "roots",
 ]
 __all__ = sorted(set(__all__), key=__all__.index)
