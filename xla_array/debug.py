@@ -57,7 +57,9 @@ def metrics() -> dict[str, Any]:
     structures met for the first time: a loop that repeats its graph adds none after its
     first steps, whether they then run on the host, compile or load from disk). Timers, in seconds:
     ``compile_seconds`` (XLA),
-    ``lower_seconds`` (graph to StableHLO), ``execute_seconds``, ``disk_load_seconds``
+    ``lower_seconds`` (graph to StableHLO), ``execute_seconds`` (dispatching executables: runs
+    are asynchronous, so not how long they run; ``block_until_ready`` waits for one),
+    ``disk_load_seconds``
     (reading and loading on-disk cache entries), ``host_seconds`` (the host runs),
     ``background_compile_seconds``. And ``materializations_by_cause`` (``{'float': 2, ...}``) and
     ``materializations_by_line`` (``{'float at train.py:12': 2, ...}``: which of your lines
