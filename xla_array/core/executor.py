@@ -295,11 +295,15 @@ def _arguments(g: Planned) -> list:
         b = n.buffer
         if type(b) is Placeholder:
             check_buffers([n])
-        elif type(b) is HostValue:  # (a host run's value, put on its device when a compiled
-            pass                     # run needs it, in _execute; never donated)
-        elif n.users == 0 and not dropped:  # a candidate for donation if big enough
+        elif n.users == 0 and (not dropped or type(b) is HostValue):
+            # a candidate for donation if big enough: a host run's value (else put on its
+            # device when a compiled run needs it, in _execute) becomes its device buffer
+            # here, so that a loop's key is the same whether the host or XLA computed it
             limit = _flags._values["donate_min_bytes"]
-            dropped = 0 <= limit <= n.dtype.itemsize * math.prod(n.shape) > 0
+            big = 0 <= limit <= n.dtype.itemsize * math.prod(n.shape) > 0
+            if big and type(b) is HostValue:
+                b = n.buffer = hosteval.device_buffer_of(b)
+            dropped = dropped or big
         args.append(b)
     n = b = None  # type: ignore[assignment]  # (loop names would hold refs: _donations)
     if dropped:

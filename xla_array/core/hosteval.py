@@ -392,6 +392,16 @@ def mark_clean(buf: Any) -> None:
         pass
 
 
+def device_buffer_of(v: Any) -> Any:
+    """The device buffer of host value ``v`` (``backend.HostValue``) for a node to hold instead
+    of it, noted as clean where ``v`` was (no second subnormal scan)."""
+    buf = v.device_buffer()
+    r = _CLEAN.get(id(v))
+    if r is not None and r() is v:
+        mark_clean(buf)
+    return buf
+
+
 def _leaf_value(buf: Any) -> np.ndarray:
     """A buffer leaf's host value; NotExact if it holds a subnormal number."""
     v = _backend.to_numpy(buf)
