@@ -7,12 +7,14 @@ are computed, one fused XLA executable per materialization, only when needed (se
 from __future__ import annotations
 
 import math as _math
+import sys as _sys
 
 from . import debug, fft, linalg, random, sharding
 from .api import (
-    array_methods,  # noqa: F401  (installs Array's operators and the methods that call functions)
+    array_methods,
     numpy_methods,  # noqa: F401  (installs NumPy's array methods)
 )
+from .api import numpy_functions as _numpy_functions
 from .api.advanced_indexing import *  # noqa: F403
 from .api.advanced_indexing import __all__ as _advanced_all
 from .api.array import Array
@@ -61,6 +63,7 @@ from .api.matmul import matmul, matrix_transpose, tensordot, vecdot
 from .api.numpy_functions import *  # noqa: F403  (NumPy's functions beyond the standard)
 from .api.numpy_functions import __all__ as _numpy_all
 from .api.numpy_functions import missing_attribute as __getattr__  # noqa: F401
+from .api.numpy_methods import METHODS as _NUMPY_METHODS
 from .api.searching import *  # noqa: F403
 from .api.searching import __all__ as _searching_all
 from .api.searching import argmax, argmin, where
@@ -128,5 +131,15 @@ __all__ = [
     *_numpy_all, "polyfit", "roots",
 ]
 __all__ = sorted(set(__all__), key=__all__.index)
+
+# NumPy's functions called on our arrays (NEP 18: ``Array.__array_function__``) answer from
+# the assembled namespace, which sits above array_methods: installed here. NumPy's forms of a
+# name win for module numpy: numpy_functions' own, std/var with NumPy's ddof (the methods'
+# forms), then its NUMPY_VERSIONS (the names whose top-level function stays the standard's)
+array_methods.NUMPY_NAMESPACES.update(
+    {"numpy": _sys.modules[__name__], "numpy.linalg": linalg, "numpy.fft": fft})
+array_methods.NUMPY_FORMS.update({_n: getattr(_numpy_functions, _n) for _n in _numpy_all})
+array_methods.NUMPY_FORMS.update(std=_NUMPY_METHODS["std"], var=_NUMPY_METHODS["var"])
+array_methods.NUMPY_FORMS.update(_numpy_functions.NUMPY_VERSIONS)
 
 del annotations  # (the __future__ import binds the name; it is not part of the namespace)

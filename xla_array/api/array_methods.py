@@ -22,6 +22,7 @@ from .array import Array
 from .creation import asarray, to_device
 from .dtype_functions import astype
 from .indexing import getitem, setitem
+from .manipulation import reshape
 from .matmul import matmul, matrix_transpose
 from .views import is_view_key
 
@@ -147,8 +148,7 @@ def _round(self: Array, ndigits: Any = None) -> Any:
     """``round(x)``: on a 0-d array as on a NumPy scalar (a Python int without ``ndigits``, a
     0-d array with them); on other arrays ``around(x, ndigits or 0)``, lazily (NumPy's arrays
     have no ``__round__``)."""
-    from .numpy_functions import around
-
+    around = NUMPY_FORMS["around"]
     if ndigits is None and self.ndim == 0:
         return int(around(self))
     return around(self, operator.index(ndigits) if ndigits is not None else 0)
@@ -163,8 +163,6 @@ class FlatIter:
         self.base = base
 
     def _flat(self) -> Array:
-        from .manipulation import reshape
-
         return reshape(self.base, (-1,))
 
     def __len__(self) -> int:
@@ -211,28 +209,24 @@ def _array_ufunc(self: Array, ufunc: Any, method: str, *inputs: Any, **kwargs: A
 
 
 # NumPy function -> our function of its name (None: NumPy's own, on host values), resolved
-# at the first call: the namespace modules sit above this one
+# at the first call. The namespaces that answer sit above this module, so the package
+# installs them once it is assembled (``xla_array/__init__.py``): NumPy's module name ->
+# xla_array's module (numpy, numpy.linalg, numpy.fft), and NumPy's forms of the names whose
+# top-level function keeps the standard's behaviour (``numpy_functions``' functions and its
+# ``NUMPY_VERSIONS``, ``std``/``var`` with NumPy's ``ddof``), which win for module ``numpy``
 _DISPATCH: dict[Any, Any] = {}
-_SUBMODULES = {"numpy": "", "numpy.linalg": "linalg", "numpy.fft": "fft"}
+NUMPY_NAMESPACES: dict[str, Any] = {}
+NUMPY_FORMS: dict[str, Any] = {}
 
 
 def _implementation(func: Any) -> Any:
-    import xla_array
-
-    from . import numpy_functions as nf
-    from .numpy_methods import METHODS
-
-    name = func.__name__
-    sub = _SUBMODULES.get(func.__module__)
-    if sub is None:
+    ns = NUMPY_NAMESPACES.get(func.__module__)
+    if ns is None:
         return None
-    if sub:
-        return getattr(getattr(xla_array, sub), name, None)
-    if name in nf.NUMPY_VERSIONS:  # NumPy's forms of the standard's names
-        return nf.NUMPY_VERSIONS[name]
-    if name in ("std", "var"):  # NumPy's ddof: the methods' forms, x as the first argument
-        return METHODS[name]
-    return nf.__dict__.get(name) if name in nf.__all__ else getattr(xla_array, name, None)
+    name = func.__name__
+    if func.__module__ == "numpy" and name in NUMPY_FORMS:
+        return NUMPY_FORMS[name]
+    return getattr(ns, name, None)
 
 
 def _signature(fn: Any) -> inspect.Signature | None:
