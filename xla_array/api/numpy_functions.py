@@ -160,22 +160,20 @@ def _logaddexp2(x1: Array, x2: Array) -> Array:
     return xp.logaddexp(x1 * ln2, x2 * ln2) / ln2
 
 
-def _fmax(x1: Any, x2: Any) -> Array:
-    m = xp.maximum(x1, x2)
-    if isinstance(x1, Array) and x1.dtype.kind in "fc" or isinstance(x2, Array) and \
-            x2.dtype.kind in "fc":
-        m = xp.where(xp.isnan(_a(x2) if not isinstance(x2, Array) else x2), x1, m)
-        m = xp.where(xp.isnan(_a(x1) if not isinstance(x1, Array) else x1), x2, m)
-    return m
+def _nan_ignoring(f: Any) -> Any:
+    """NumPy's fmax/fmin from maximum/minimum: a NaN operand gives the other one."""
+    def fn(x1: Any, x2: Any) -> Array:
+        m = f(x1, x2)
+        if isinstance(x1, Array) and x1.dtype.kind in "fc" or isinstance(x2, Array) and \
+                x2.dtype.kind in "fc":
+            m = xp.where(xp.isnan(_a(x2) if not isinstance(x2, Array) else x2), x1, m)
+            m = xp.where(xp.isnan(_a(x1) if not isinstance(x1, Array) else x1), x2, m)
+        return m
+    return fn
 
 
-def _fmin(x1: Any, x2: Any) -> Array:
-    m = xp.minimum(x1, x2)
-    if isinstance(x1, Array) and x1.dtype.kind in "fc" or isinstance(x2, Array) and \
-            x2.dtype.kind in "fc":
-        m = xp.where(xp.isnan(_a(x2) if not isinstance(x2, Array) else x2), x1, m)
-        m = xp.where(xp.isnan(_a(x1) if not isinstance(x1, Array) else x1), x2, m)
-    return m
+_fmax = _nan_ignoring(xp.maximum)
+_fmin = _nan_ignoring(xp.minimum)
 
 
 def _fmod(x1: Any, x2: Any) -> Array:
