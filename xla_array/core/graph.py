@@ -445,6 +445,7 @@ def plan_graph(roots: list[Node],
                     if siblings is None:
                         siblings = []
                     siblings.append(g)
+            g = None  # (a name holding a result would count as a holder of it below)
     if siblings:
         order += siblings
         outs += siblings
