@@ -1311,17 +1311,25 @@ def _no_weights(weights: Any, fname: str) -> None:
                          f"NumPy; xla_array takes none")
 
 
-def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
-           keepdims: bool = False) -> Array:
-    x = _a(a)
-    if x.dtype.kind == "c":
-        raise TypeError("median() of complex values is not supported")
+def _reduced_last(x: Array, axis: Any) -> tuple:
+    """(the reduced axes, the kept axes' shape, ``x`` with the kept axes first and the reduced
+    ones flattened into its last): what median and nanmedian sort."""
     nd = x.ndim
     ax = _axes_of(x, axis)
     rest = [i for i in range(nd) if i not in ax]
     lead = tuple(x.shape[i] for i in rest)
     flat = xp.reshape(xp.permute_dims(x, tuple(rest) + ax) if nd else x,
                       lead + (math.prod(x.shape[i] for i in ax),))
+    return ax, lead, flat
+
+
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+           keepdims: bool = False) -> Array:
+    x = _a(a)
+    if x.dtype.kind == "c":
+        raise TypeError("median() of complex values is not supported")
+    nd = x.ndim
+    ax, lead, flat = _reduced_last(x, axis)
     n = flat.shape[-1]
     cd = x.dtype if x.dtype.kind == "f" else _dtypes.float64
     if n == 0:
@@ -1343,11 +1351,7 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
     if x.dtype.kind != "f":
         return median(x, axis, out, keepdims=keepdims)
     nd = x.ndim
-    ax = _axes_of(x, axis)
-    rest = [i for i in range(nd) if i not in ax]
-    lead = tuple(x.shape[i] for i in rest)
-    flat = xp.reshape(xp.permute_dims(x, tuple(rest) + ax) if nd else x,
-                      lead + (math.prod(x.shape[i] for i in ax),))
+    ax, lead, flat = _reduced_last(x, axis)
     s = xp.sort(flat, axis=-1)
     cnt = xp.sum(xp.astype(~xp.isnan(s), _dtypes.int64), axis=-1, keepdims=True)
     h = cnt // 2
